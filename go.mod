@@ -1,0 +1,17 @@
+module github.com/slotd/slotd
+
+go 1.26.8
+
+require (
+	github.com/sigurn/crc16 v0.0.0-20211026045750-20ab5afb07e3
+	github.com/tidwall/redcon v1.6.4
+	go.uber.org/zap v1.28.0
+)
+
+require (
+	github.com/stretchr/testify v1.12.1 // indirect
+	github.com/tidwall/btree v1.1.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	go.uber.org/multierr v1.10.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

@@ -1,0 +1,3 @@
+package node
+
+func registerBitmaps(t Table) {}

@@ -1,0 +1,3 @@
+package node
+
+func registerHashes(t Table) {}

@@ -1,0 +1,114 @@
+package node
+
+import (
+	"strconv"
+
+	"github.com/slotd/slotd/node/keyspace"
+	"github.com/slotd/slotd/node/resp"
+	"github.com/slotd/slotd/slots"
+)
+
+// Ctx is what a handler gets: the call's arguments, the reply writer and
+// access to the keys the dispatcher has locked for it.
+type Ctx struct {
+	S    *Server
+	C    *Client
+	Cmd  *Command
+	Args [][]byte
+	W    *resp.Writer
+	DB   *keyspace.DB
+	// Now is the call's time in unix milliseconds; expiry is judged by it.
+	Now int64
+}
+
+// Read looks key up for reading: expired keys are removed, hits and misses
+// counted and the access clock updated.
+func (x *Ctx) Read(key []byte) *keyspace.Entry {
+	e := x.DB.Lookup(slots.Of(key), key, x.Now)
+	if e == nil {
+		x.S.ks.KeyspaceMiss.Add(1)
+		return nil
+	}
+	x.S.ks.KeyspaceHits.Add(1)
+	x.S.touch(e)
+	return e
+}
+
+// Write looks key up for writing: expired keys are removed, no stats.
+func (x *Ctx) Write(key []byte) *keyspace.Entry {
+	e := x.DB.Lookup(slots.Of(key), key, x.Now)
+	if e != nil {
+		x.S.touch(e)
+	}
+	return e
+}
+
+// ReadKind looks key up for reading and checks its kind. It replies
+// WRONGTYPE and returns ok=false when the key holds another kind.
+func (x *Ctx) ReadKind(key []byte, k keyspace.Kind) (e *keyspace.Entry, ok bool) {
+	e = x.Read(key)
+	if e != nil && e.Kind != k {
+		x.W.Error(ErrWrongType)
+		return nil, false
+	}
+	return e, true
+}
+
+// WriteKind is ReadKind for writers.
+func (x *Ctx) WriteKind(key []byte, k keyspace.Kind) (e *keyspace.Entry, ok bool) {
+	e = x.Write(key)
+	if e != nil && e.Kind != k {
+		x.W.Error(ErrWrongType)
+		return nil, false
+	}
+	return e, true
+}
+
+// Put stores e under key (replacing value and TTL) and signals the change.
+func (x *Ctx) Put(key []byte, e *keyspace.Entry) {
+	e.Access = x.S.lruClock()
+	x.DB.Set(slots.Of(key), key, e)
+	x.Modified(key)
+}
+
+// Del removes key and signals the change; it reports whether it existed.
+func (x *Ctx) Del(key []byte) bool {
+	if x.DB.Delete(slots.Of(key), key, x.Now) {
+		x.Modified(key)
+		return true
+	}
+	return false
+}
+
+// SetExpire sets (ms > 0, absolute unix ms) or clears (ms == 0) a TTL.
+func (x *Ctx) SetExpire(key []byte, e *keyspace.Entry, ms int64) {
+	x.DB.SetExpire(slots.Of(key), key, e, ms)
+}
+
+// Modified records that key was written: it invalidates WATCH and counts
+// towards the dirty counter. Every write must call it (Put and Del do).
+func (x *Ctx) Modified(key []byte) {
+	x.S.dirty.Add(1)
+	if x.S.watching.Load() > 0 {
+		x.S.touchWatched(x.DB.ID, key)
+	}
+}
+
+// Arg returns argument i as a string (allocates).
+func (x *Ctx) Arg(i int) string { return string(x.Args[i]) }
+
+// Int parses argument i as an integer, replying with Redis's error when it
+// is not one.
+func (x *Ctx) Int(i int) (int64, bool) {
+	n, ok := ParseInt(x.Args[i])
+	if !ok {
+		x.W.Error(ErrNotInt)
+	}
+	return n, ok
+}
+
+// ParseInt parses b with redis-server's string2ll rules.
+func ParseInt(b []byte) (int64, bool) { return resp.ParseInt(b) }
+
+// FormatInt is strconv.AppendInt on a fresh slice.
+func FormatInt(n int64) []byte { return strconv.AppendInt(nil, n, 10) }

@@ -1,0 +1,291 @@
+package keyspace
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/slotd/slotd/slots"
+)
+
+// Keyspace is all databases of a node plus the slot locks that guard them.
+type Keyspace struct {
+	locks [slots.Count]paddedMutex
+	dbs   []*DB
+
+	// Stats, read by INFO.
+	ExpiredKeys  atomic.Int64
+	EvictedKeys  atomic.Int64
+	KeyspaceHits atomic.Int64
+	KeyspaceMiss atomic.Int64
+}
+
+type paddedMutex struct {
+	sync.Mutex
+	_ [64 - unsafe.Sizeof(sync.Mutex{})]byte
+}
+
+// New returns a keyspace with n empty databases.
+func New(n int) *Keyspace {
+	ks := &Keyspace{dbs: make([]*DB, n)}
+	for i := range ks.dbs {
+		ks.dbs[i] = newDB(ks, i)
+	}
+	return ks
+}
+
+// DB returns database i; the caller checks the bound.
+func (ks *Keyspace) DB(i int) *DB { return ks.dbs[i] }
+
+// NumDBs returns the number of databases.
+func (ks *Keyspace) NumDBs() int { return len(ks.dbs) }
+
+// Lock locks one slot.
+func (ks *Keyspace) Lock(slot int) { ks.locks[slot].Lock() }
+
+// Unlock unlocks one slot.
+func (ks *Keyspace) Unlock(slot int) { ks.locks[slot].Unlock() }
+
+// LockSlots locks the given slots, which must be sorted and free of
+// duplicates.
+func (ks *Keyspace) LockSlots(ss []int) {
+	for _, s := range ss {
+		ks.locks[s].Lock()
+	}
+}
+
+// UnlockSlots undoes LockSlots.
+func (ks *Keyspace) UnlockSlots(ss []int) {
+	for i := len(ss) - 1; i >= 0; i-- {
+		ks.locks[ss[i]].Unlock()
+	}
+}
+
+// LockAll locks every slot, for commands that see the whole keyspace.
+func (ks *Keyspace) LockAll() {
+	for i := range ks.locks {
+		ks.locks[i].Lock()
+	}
+}
+
+// UnlockAll undoes LockAll.
+func (ks *Keyspace) UnlockAll() {
+	for i := len(ks.locks) - 1; i >= 0; i-- {
+		ks.locks[i].Unlock()
+	}
+}
+
+// SwapDBs exchanges the contents of databases a and b. The caller holds
+// LockAll.
+func (ks *Keyspace) SwapDBs(a, b int) {
+	da, db := ks.dbs[a], ks.dbs[b]
+	da.slots, db.slots = db.slots, da.slots
+	na, nb := da.count.Load(), db.count.Load()
+	da.count.Store(nb)
+	db.count.Store(na)
+	va, vb := da.volatile.Load(), db.volatile.Load()
+	da.volatile.Store(vb)
+	db.volatile.Store(va)
+}
+
+// DB is one numbered database.
+type DB struct {
+	ks       *Keyspace
+	ID       int
+	slots    *[slots.Count]slotTable
+	count    atomic.Int64
+	volatile atomic.Int64
+	// expireCursor is where the active expire cycle resumes.
+	expireCursor int
+}
+
+type slotTable struct {
+	keys    map[string]*Entry
+	expires map[string]*Entry
+}
+
+func newDB(ks *Keyspace, id int) *DB {
+	return &DB{ks: ks, ID: id, slots: new([slots.Count]slotTable)}
+}
+
+// Len returns the number of keys (expired keys not yet reclaimed count).
+func (db *DB) Len() int64 { return db.count.Load() }
+
+// Volatile returns the number of keys with a TTL.
+func (db *DB) Volatile() int64 { return db.volatile.Load() }
+
+// SlotLen returns the number of keys in one slot.
+func (db *DB) SlotLen(slot int) int { return len(db.slots[slot].keys) }
+
+// Peek returns the entry for key without expiry checks or stats.
+func (db *DB) Peek(slot int, key []byte) *Entry {
+	return db.slots[slot].keys[string(key)]
+}
+
+// Lookup returns the live entry for key, deleting it first when it has
+// expired at now (unix ms). It returns nil when there is no such key.
+func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
+	t := &db.slots[slot]
+	e := t.keys[string(key)]
+	if e == nil {
+		return nil
+	}
+	if e.Expire != 0 && e.Expire <= now {
+		db.remove(t, string(key), e)
+		db.ks.ExpiredKeys.Add(1)
+		return nil
+	}
+	return e
+}
+
+// Set stores e under key, replacing any previous value (and its TTL: e's
+// Expire is kept as given).
+func (db *DB) Set(slot int, key []byte, e *Entry) {
+	t := &db.slots[slot]
+	if t.keys == nil {
+		t.keys = make(map[string]*Entry)
+	}
+	old, ok := t.keys[string(key)]
+	if ok {
+		if old.Expire != 0 {
+			delete(t.expires, string(key))
+			db.volatile.Add(-1)
+		}
+		t.keys[string(key)] = e
+		if e.Expire != 0 {
+			db.addExpire(t, string(key), e)
+		}
+		return
+	}
+	k := string(key)
+	t.keys[k] = e
+	db.count.Add(1)
+	if e.Expire != 0 {
+		db.addExpire(t, k, e)
+	}
+}
+
+func (db *DB) addExpire(t *slotTable, k string, e *Entry) {
+	if t.expires == nil {
+		t.expires = make(map[string]*Entry)
+	}
+	t.expires[k] = e
+	db.volatile.Add(1)
+}
+
+// SetExpire sets or clears (when ms is 0) the expiry of an existing entry.
+func (db *DB) SetExpire(slot int, key []byte, e *Entry, ms int64) {
+	t := &db.slots[slot]
+	if e.Expire == 0 && ms != 0 {
+		e.Expire = ms
+		db.addExpire(t, string(key), e)
+		return
+	}
+	if e.Expire != 0 && ms == 0 {
+		delete(t.expires, string(key))
+		db.volatile.Add(-1)
+	}
+	e.Expire = ms
+}
+
+// Delete removes key and reports whether it existed (expired keys count as
+// absent but are removed too).
+func (db *DB) Delete(slot int, key []byte, now int64) bool {
+	t := &db.slots[slot]
+	e := t.keys[string(key)]
+	if e == nil {
+		return false
+	}
+	db.remove(t, string(key), e)
+	if e.Expire != 0 && e.Expire <= now {
+		db.ks.ExpiredKeys.Add(1)
+		return false
+	}
+	return true
+}
+
+func (db *DB) remove(t *slotTable, key string, e *Entry) {
+	delete(t.keys, key)
+	db.count.Add(-1)
+	if e.Expire != 0 {
+		delete(t.expires, key)
+		db.volatile.Add(-1)
+	}
+}
+
+// ForEachInSlot calls fn for every key of one slot, expired or not, until
+// fn returns false. fn must not add or remove keys.
+func (db *DB) ForEachInSlot(slot int, fn func(key string, e *Entry) bool) {
+	for k, e := range db.slots[slot].keys {
+		if !fn(k, e) {
+			return
+		}
+	}
+}
+
+// FlushSlot removes every key of one slot and returns how many there were.
+func (db *DB) FlushSlot(slot int) int {
+	t := &db.slots[slot]
+	n := len(t.keys)
+	db.count.Add(int64(-n))
+	db.volatile.Add(int64(-len(t.expires)))
+	t.keys = nil
+	t.expires = nil
+	return n
+}
+
+// Flush removes every key. The caller holds LockAll.
+func (db *DB) Flush() {
+	db.slots = new([slots.Count]slotTable)
+	db.count.Store(0)
+	db.volatile.Store(0)
+}
+
+// RandomSlot picks a slot that holds keys, or -1 when the database is
+// empty. The caller holds LockAll.
+func (db *DB) RandomSlot(rng *rand.Rand) int {
+	if db.count.Load() == 0 {
+		return -1
+	}
+	start := rng.IntN(slots.Count)
+	for i := 0; i < slots.Count; i++ {
+		s := (start + i) % slots.Count
+		if len(db.slots[s].keys) > 0 {
+			return s
+		}
+	}
+	return -1
+}
+
+// ExpireSample looks at up to n keys with a TTL in one slot, deletes those
+// that have expired at now, and returns how many it looked at and deleted.
+// The caller holds the slot's lock.
+func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
+	t := &db.slots[slot]
+	for k, e := range t.expires {
+		if seen >= n {
+			break
+		}
+		seen++
+		if e.Expire <= now {
+			db.remove(t, k, e)
+			expired++
+		}
+	}
+	if expired > 0 {
+		db.ks.ExpiredKeys.Add(int64(expired))
+	}
+	return seen, expired
+}
+
+// HasVolatile reports whether a slot holds keys with a TTL.
+func (db *DB) HasVolatile(slot int) bool { return len(db.slots[slot].expires) > 0 }
+
+// NextExpireSlot returns the next slot for the active expire cycle to visit.
+// Only the cron goroutine calls it.
+func (db *DB) NextExpireSlot() int {
+	s := db.expireCursor
+	db.expireCursor = (s + 1) % slots.Count
+	return s
+}

@@ -1,0 +1,192 @@
+package node
+
+import (
+	"slices"
+
+	"github.com/slotd/slotd/slots"
+)
+
+func registerMulti(t Table) {
+	t.Add(&Command{Name: "multi", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, ACL: []string{"fast", "transaction"}, Handler: cmdMulti})
+	t.Add(&Command{Name: "exec", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagSkipSlowlog, ACL: []string{"slow", "transaction"}, Handler: cmdExec})
+	t.Add(&Command{Name: "discard", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, ACL: []string{"fast", "transaction"}, Handler: cmdDiscard})
+	t.Add(&Command{Name: "watch", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, FirstKey: 1, LastKey: -1, Step: 1, ACL: []string{"fast", "transaction"}, Handler: cmdWatch})
+	t.Add(&Command{Name: "unwatch", Arity: 1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagAllowBusy, ACL: []string{"fast", "transaction"}, Handler: cmdUnwatch})
+}
+
+func cmdMulti(x *Ctx) {
+	if x.C.Flags&ClientMulti != 0 {
+		x.W.Error(ErrNestedMulti)
+		return
+	}
+	x.C.Flags |= ClientMulti
+	x.W.OK()
+}
+
+func cmdDiscard(x *Ctx) {
+	if x.C.Flags&ClientMulti == 0 {
+		x.W.Error(ErrDiscardNoMulti)
+		return
+	}
+	x.S.discardMulti(x.C)
+	x.W.OK()
+}
+
+func (s *Server) discardMulti(c *Client) {
+	c.Multi = nil
+	c.Flags &^= ClientMulti | ClientDirtyCAS | ClientDirtyExec
+	s.unwatchAll(c)
+}
+
+// cmdExec runs on the dispatcher's goroutine without locks (EXEC has no
+// keys); it takes the locks of every queued command at once so that the
+// transaction is atomic.
+func cmdExec(x *Ctx) {
+	s, c := x.S, x.C
+	if c.Flags&ClientMulti == 0 {
+		x.W.Error(ErrExecNoMulti)
+		return
+	}
+	if c.Flags&ClientDirtyExec != 0 {
+		x.W.Error(ErrExecAbort)
+		s.discardMulti(c)
+		return
+	}
+	queue := c.Multi
+	all := false
+	var lockSet []int
+	for _, q := range queue {
+		if q.cmd.Lock == LockAll {
+			all = true
+			break
+		}
+		for _, p := range q.cmd.keyPositions(q.args, nil) {
+			lockSet = append(lockSet, slots.Of(q.args[p]))
+		}
+	}
+	for _, w := range c.Watched {
+		lockSet = append(lockSet, slots.Of([]byte(w.key)))
+	}
+	slices.Sort(lockSet)
+	lockSet = slices.Compact(lockSet)
+	if all {
+		s.ks.LockAll()
+		defer s.ks.UnlockAll()
+	} else {
+		s.ks.LockSlots(lockSet)
+		defer s.ks.UnlockSlots(lockSet)
+	}
+	if c.Flags&ClientDirtyCAS != 0 || s.watchedExpired(c, x.Now) {
+		x.W.NullArray()
+		s.discardMulti(c)
+		return
+	}
+	c.Multi = nil
+	c.Flags &^= ClientMulti
+	s.unwatchAll(c)
+	x.W.Array(len(queue))
+	exec := x.Cmd
+	for _, q := range queue {
+		x.Cmd, x.Args = q.cmd, q.args
+		x.DB = s.ks.DB(c.DB)
+		s.run(x)
+		q.cmd.Stats.Calls.Add(1)
+	}
+	x.Cmd = exec
+}
+
+func cmdWatch(x *Ctx) {
+	if x.C.Flags&ClientMulti != 0 {
+		x.W.Error(ErrWatchInMulti)
+		return
+	}
+	s, c := x.S, x.C
+	for _, k := range x.Args[1:] {
+		wk := watchKey{db: c.DB, key: string(k)}
+		if slices.Contains(c.Watched, wk) {
+			continue
+		}
+		// Remember whether the key was alive, so that EXEC can tell an
+		// expiry that happened after WATCH.
+		if e := x.DB.Peek(slots.Of(k), k); e != nil && (e.Expire == 0 || e.Expire > x.Now) {
+			wk.live = true
+		}
+		c.Watched = append(c.Watched, wk)
+		s.watchMu.Lock()
+		s.watched[watchKey{db: wk.db, key: wk.key}] = append(s.watched[watchKey{db: wk.db, key: wk.key}], c)
+		s.watchMu.Unlock()
+		s.watching.Add(1)
+	}
+	x.W.OK()
+}
+
+func cmdUnwatch(x *Ctx) {
+	x.S.unwatchAll(x.C)
+	x.C.Flags &^= ClientDirtyCAS
+	x.W.OK()
+}
+
+func (s *Server) unwatchAll(c *Client) {
+	if len(c.Watched) == 0 {
+		return
+	}
+	s.watchMu.Lock()
+	for _, w := range c.Watched {
+		k := watchKey{db: w.db, key: w.key}
+		list := s.watched[k]
+		if i := slices.Index(list, c); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(s.watched, k)
+		} else {
+			s.watched[k] = list
+		}
+	}
+	s.watchMu.Unlock()
+	s.watching.Add(-int64(len(c.Watched)))
+	c.Watched = nil
+}
+
+// touchWatched flags every client watching key in db.
+func (s *Server) touchWatched(db int, key []byte) {
+	s.watchMu.Lock()
+	for _, c := range s.watched[watchKey{db: db, key: string(key)}] {
+		c.Flags |= ClientDirtyCAS
+	}
+	s.watchMu.Unlock()
+}
+
+// touchWatchedDB flags every client watching a key of db that exists (for
+// FLUSHDB, FLUSHALL and SWAPDB). The caller holds LockAll.
+func (s *Server) touchWatchedDB(db int) {
+	if s.watching.Load() == 0 {
+		return
+	}
+	d := s.ks.DB(db)
+	s.watchMu.Lock()
+	for k, cs := range s.watched {
+		if k.db != db || d.Peek(slots.Of([]byte(k.key)), []byte(k.key)) == nil {
+			continue
+		}
+		for _, c := range cs {
+			c.Flags |= ClientDirtyCAS
+		}
+	}
+	s.watchMu.Unlock()
+}
+
+// watchedExpired reports whether a key that was alive at WATCH time has
+// expired since. The caller holds the keys' slot locks.
+func (s *Server) watchedExpired(c *Client, now int64) bool {
+	for _, w := range c.Watched {
+		if !w.live {
+			continue
+		}
+		e := s.ks.DB(w.db).Peek(slots.Of([]byte(w.key)), []byte(w.key))
+		if e != nil && e.Expire != 0 && e.Expire <= now {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,448 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/slotd/slotd/node/config"
+	"github.com/slotd/slotd/node/keyspace"
+	"github.com/slotd/slotd/node/resp"
+)
+
+// Server is one slotd node.
+type Server struct {
+	Cfg *config.Config
+	Log *zap.Logger
+	// RunID is the 40-hex-char id of this process run (INFO run_id).
+	RunID string
+
+	ks       *keyspace.Keyspace
+	cmds     Table
+	started  time.Time
+	dirty    atomic.Int64
+	watching atomic.Int64
+	lru      atomic.Uint32
+	nextID   atomic.Int64
+
+	mu        sync.Mutex
+	clients   map[int64]*Client
+	listeners []net.Listener
+	closed    bool
+	done      chan struct{}
+	wg        sync.WaitGroup
+
+	watchMu sync.Mutex
+	watched map[watchKey][]*Client
+
+	// Cached configuration read on the command path.
+	requirePass atomic.Pointer[string]
+	maxClients  atomic.Int64
+	maxBulk     atomic.Int64
+	protected   atomic.Bool
+
+	// Stats.
+	connsReceived atomic.Int64
+	connsRejected atomic.Int64
+	cmdsProcessed atomic.Int64
+	netInput      atomic.Int64
+	netOutput     atomic.Int64
+}
+
+// New builds a server from a configuration. It listens nowhere yet.
+func New(cfg *config.Config, log *zap.Logger) *Server {
+	var id [20]byte
+	rand.Read(id[:])
+	s := &Server{
+		Cfg:     cfg,
+		RunID:   hex.EncodeToString(id[:]),
+		ks:      keyspace.New(int(cfg.Int("databases"))),
+		clients: map[int64]*Client{},
+		watched: map[watchKey][]*Client{},
+		done:    make(chan struct{}),
+		started: time.Now(),
+	}
+	if log == nil {
+		log = zap.NewNop()
+	}
+	s.Log = log.With(zap.String("node", s.RunID[:8]), zap.String("component", "server"))
+	s.cmds = buildTable()
+	s.applyConfig("")
+	cfg.OnChange(s.applyConfig)
+	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
+	return s
+}
+
+func (s *Server) applyConfig(string) {
+	p := s.Cfg.Str("requirepass")
+	s.requirePass.Store(&p)
+	s.maxClients.Store(s.Cfg.Int("maxclients"))
+	s.maxBulk.Store(s.Cfg.Int("proto-max-bulk-len"))
+	s.protected.Store(s.Cfg.Bool("protected-mode"))
+}
+
+// Keyspace returns the node's data.
+func (s *Server) Keyspace() *keyspace.Keyspace { return s.ks }
+
+// Commands returns the command table.
+func (s *Server) Commands() Table { return s.cmds }
+
+const lruMask = 1<<24 - 1
+
+func (s *Server) lruClock() uint32 { return s.lru.Load() }
+
+func (s *Server) touch(e *keyspace.Entry) { e.Access = s.lru.Load() }
+
+// Listen opens the client listeners from the bind and port directives.
+func (s *Server) Listen() error {
+	port := strconv.Itoa(int(s.Cfg.Int("port")))
+	var addrs []string
+	for _, b := range splitFields(s.Cfg.Str("bind")) {
+		optional := len(b) > 0 && b[0] == '-'
+		if optional {
+			b = b[1:]
+		}
+		if b == "*" {
+			b = "0.0.0.0"
+		} else if b == "::*" {
+			b = "::"
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(b, port))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.closeListeners()
+			return err
+		}
+		addrs = append(addrs, ln.Addr().String())
+		s.listeners = append(s.listeners, ln)
+	}
+	if len(s.listeners) == 0 {
+		return errors.New("no address to listen on")
+	}
+	s.Log.Info("listening", zap.Strings("addrs", addrs))
+	return nil
+}
+
+// Addr returns the first listener's address.
+func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+}
+
+// Serve accepts connections until Close; it also runs the server cron.
+func (s *Server) Serve() error {
+	for _, ln := range s.listeners {
+		s.wg.Add(1)
+		go func(ln net.Listener) {
+			defer s.wg.Done()
+			s.acceptLoop(ln)
+		}(ln)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.cron()
+	}()
+	<-s.done
+	return nil
+}
+
+// Close stops listening, disconnects every client and waits for the
+// server's goroutines.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	s.closeListeners()
+	for _, c := range s.clients {
+		c.Kill()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// Done is closed when the server shuts down.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			select {
+			case <-s.done:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		s.connsReceived.Add(1)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(conn)
+		}()
+	}
+}
+
+func (s *Server) newClient(conn net.Conn) *Client {
+	now := time.Now().UnixMilli()
+	c := &Client{
+		ID:        s.nextID.Add(1),
+		srv:       s,
+		conn:      conn,
+		Addr:      conn.RemoteAddr().String(),
+		LAddr:     conn.LocalAddr().String(),
+		CreatedMs: now,
+	}
+	c.out.Proto = 2
+	c.lastInteraction.Store(now)
+	c.x = Ctx{S: s, C: c, W: &c.out}
+	return c
+}
+
+// admit registers a new client or returns the error that refuses it.
+func (s *Server) admit(c *Client) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return "ERR server is shutting down"
+	}
+	if int64(len(s.clients)) >= s.maxClients.Load() {
+		return ErrMaxClients
+	}
+	if s.protected.Load() && *s.requirePass.Load() == "" && !isLoopback(c.conn.RemoteAddr()) && s.Cfg.Str("bind") == "* -::*" {
+		return errDenied
+	}
+	s.clients[c.ID] = c
+	return ""
+}
+
+const errDenied = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a bind address or an authentication password. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
+
+func isLoopback(a net.Addr) bool {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return true
+	}
+	return ta.IP.IsLoopback()
+}
+
+const (
+	readChunk    = 16 * 1024
+	flushAt      = 64 * 1024
+	maxKeepQuery = 256 * 1024
+)
+
+func (s *Server) serveConn(conn net.Conn) {
+	c := s.newClient(conn)
+	if msg := s.admit(c); msg != "" {
+		s.connsRejected.Add(1)
+		c.out.Error(msg)
+		conn.Write(c.out.B)
+		conn.Close()
+		return
+	}
+	defer func() {
+		s.mu.Lock()
+		delete(s.clients, c.ID)
+		s.mu.Unlock()
+		s.unwatchAll(c)
+		c.Kill()
+	}()
+	c.Auth = *s.requirePass.Load() == ""
+	var p resp.Parser
+	buf := make([]byte, readChunk)
+	start, end, need := 0, 0, 0
+	for {
+		if end == len(buf) {
+			// Make room: move the unparsed tail to the front, or grow.
+			if start > 0 {
+				copy(buf, buf[start:end])
+				end -= start
+				start = 0
+			}
+			if end == len(buf) {
+				size := 2 * len(buf)
+				if need > size {
+					size = need
+				}
+				nb := make([]byte, size)
+				copy(nb, buf[:end])
+				buf = nb
+			}
+		}
+		if s.idleTimeout() > 0 {
+			conn.SetReadDeadline(time.Now().Add(s.idleTimeout()))
+		}
+		n, err := conn.Read(buf[end:])
+		if n > 0 {
+			end += n
+			s.netInput.Add(int64(n))
+			c.lastInteraction.Store(time.Now().UnixMilli())
+		}
+		if err != nil {
+			return
+		}
+		if need > end-start {
+			continue
+		}
+		p.MaxBulk = s.maxBulk.Load()
+		for start < end {
+			args, used, more, perr := p.Next(buf[start:end])
+			if perr != nil {
+				c.out.Error("ERR " + perr.Error())
+				s.flush(c)
+				return
+			}
+			if used == 0 {
+				need = more
+				break
+			}
+			need = 0
+			start += used
+			if args != nil {
+				s.execute(c, args)
+			}
+			if len(c.out.B) >= flushAt {
+				if !s.flush(c) {
+					return
+				}
+			}
+			if c.Flags&ClientCloseAfterReply != 0 || c.killed.Load() {
+				s.flush(c)
+				return
+			}
+		}
+		if start == end {
+			start, end = 0, 0
+			if len(buf) > maxKeepQuery {
+				buf = make([]byte, readChunk)
+			}
+		}
+		c.qbuf.Store(int64(end - start))
+		if !s.flush(c) {
+			return
+		}
+	}
+}
+
+// flush writes pending replies; it reports false when the connection is
+// gone.
+func (s *Server) flush(c *Client) bool {
+	if len(c.out.B) == 0 {
+		return true
+	}
+	n, err := c.conn.Write(c.out.B)
+	s.netOutput.Add(int64(n))
+	if cap(c.out.B) > maxKeepQuery {
+		c.out.B = nil
+	} else {
+		c.out.B = c.out.B[:0]
+	}
+	return err == nil
+}
+
+func (s *Server) idleTimeout() time.Duration {
+	return time.Duration(s.Cfg.Int("timeout")) * time.Second
+}
+
+// cron runs the periodic work: the LRU clock and the active expire cycle.
+func (s *Server) cron() {
+	hz := s.Cfg.Int("hz")
+	if hz <= 0 {
+		hz = 10
+	}
+	t := time.NewTicker(time.Second / time.Duration(hz))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case now := <-t.C:
+			s.lru.Store(uint32(now.Unix()) & lruMask)
+			s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
+		}
+	}
+}
+
+// activeExpire samples keys with a TTL, slot by slot, deleting expired
+// ones, for at most budget of wall time per call.
+func (s *Server) activeExpire(now int64, budget time.Duration) {
+	deadline := time.Now().Add(budget)
+	for i := 0; i < s.ks.NumDBs(); i++ {
+		db := s.ks.DB(i)
+		if db.Volatile() == 0 {
+			continue
+		}
+		s.expireDB(db, now, deadline)
+	}
+}
+
+func (s *Server) expireDB(db *keyspace.DB, now int64, deadline time.Time) {
+	const perSlot = 20
+	for visited := 0; visited < 16384; visited++ {
+		slot := db.NextExpireSlot()
+		if !db.HasVolatile(slot) {
+			continue
+		}
+		s.ks.Lock(slot)
+		for {
+			seen, expired := db.ExpireSample(slot, perSlot, now)
+			// Keep going in this slot while a quarter of the sample was stale.
+			if seen == 0 || expired*4 < seen {
+				break
+			}
+		}
+		s.ks.Unlock(slot)
+		if visited%64 == 0 && time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+// Context returns a context cancelled when the server closes.
+func (s *Server) Context() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-s.done
+		cancel()
+	}()
+	return ctx
+}
+
+func splitFields(s string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' {
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	return out
+}

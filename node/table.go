@@ -1,0 +1,25 @@
+package node
+
+// buildTable collects every command family's registrations.
+func buildTable() Table {
+	t := Table{}
+	for _, register := range []func(Table){
+		registerConn,
+		registerMulti,
+		registerStrings,
+		registerBitmaps,
+		registerHLL,
+		registerKeys,
+		registerExpire,
+		registerLists,
+		registerHashes,
+		registerSets,
+		registerZSets,
+		registerServer,
+		registerClient,
+		registerCommandCmd,
+	} {
+		register(t)
+	}
+	return t
+}
