@@ -93,7 +93,7 @@ func TestHarnessBasics(t *testing.T) {
 	tc.expect("-ERR unknown command 'nope', with args beginning with: 'a' |", "nope", "a")
 	tc.expect("+OK|", "MULTI")
 	tc.expect("+QUEUED|", "SET", "k", "w")
-	tc.expect("*1|+OK||", "EXEC")
+	tc.expect("*1|+OK|", "EXEC")
 	tc.expect("$1|w|", "GET", "k")
 	tc.expect("$-1|", "SET", "k", "x", "NX")
 	tc.expect("-ERR syntax error|", "SET", "k", "x", "NX", "XX")
