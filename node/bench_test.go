@@ -1,0 +1,52 @@
+package node
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/slotd/slotd/node/config"
+
+	"github.com/slotd/slotd/node/resp"
+)
+
+func runBench(b *testing.B, cmd ...string) {
+	s := New(config.New(), nil)
+	c := s.testClient()
+	argv := make([][]byte, len(cmd))
+	for i, a := range cmd {
+		argv[i] = []byte(a)
+	}
+	s.execute(c, [][]byte{[]byte("SET"), []byte("key:__rand_int__"), []byte("xxx")})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.out.B = c.out.B[:0]
+		s.execute(c, argv)
+	}
+}
+
+func BenchmarkExecGet(b *testing.B)  { runBench(b, "GET", "key:__rand_int__") }
+func BenchmarkExecSet(b *testing.B)  { runBench(b, "SET", "key:__rand_int__", "xxx") }
+func BenchmarkExecPing(b *testing.B) { runBench(b, "PING") }
+
+// BenchmarkParsePipeline parses 16 pipelined GETs per iteration.
+func BenchmarkParsePipeline(b *testing.B) {
+	var frame []byte
+	for i := 0; i < 16; i++ {
+		frame = append(frame, "*2\r\n$3\r\nGET\r\n$16\r\nkey:__rand_int__\r\n"...)
+	}
+	var p resp.Parser
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		buf := frame
+		for len(buf) > 0 {
+			_, n, _, err := p.Next(buf)
+			if err != nil || n == 0 {
+				b.Fatal(err, n)
+			}
+			buf = buf[n:]
+		}
+	}
+	_ = strconv.Itoa
+}
