@@ -4,19 +4,20 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/slotd/slotd/node/resp"
 )
 
 // Client flags.
 const (
-	ClientMulti        uint32 = 1 << iota // inside MULTI
-	ClientDirtyCAS                        // a watched key changed: EXEC fails
-	ClientDirtyExec                       // a queued command was rejected: EXEC aborts
-	ClientReadonly                        // READONLY was sent (cluster replicas)
-	ClientAsking                          // ASKING was sent (one command)
-	ClientCloseAfterReply                 // QUIT: close once the reply is written
-	ClientNoEvict                         // CLIENT NO-EVICT on
+	ClientMulti           uint32 = 1 << iota // inside MULTI
+	ClientDirtyCAS                           // a watched key changed: EXEC fails
+	ClientDirtyExec                          // a queued command was rejected: EXEC aborts
+	ClientReadonly                           // READONLY was sent (cluster replicas)
+	ClientAsking                             // ASKING was sent (one command)
+	ClientCloseAfterReply                    // QUIT: close once the reply is written
+	ClientNoEvict                            // CLIENT NO-EVICT on
 )
 
 // Reply modes (CLIENT REPLY).
@@ -58,6 +59,9 @@ type Client struct {
 	killed          atomic.Bool
 	qbuf            atomic.Int64
 	obuf            atomic.Int64
+
+	// clock is when the current command started (see Server.call).
+	clock time.Time
 
 	x       Ctx
 	keyPos  []int

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/slotd/slotd/node/keyspace"
-	"github.com/slotd/slotd/slots"
 )
 
 func registerStrings(t Table) {
@@ -93,7 +92,7 @@ func cmdSet(x *Ctx) {
 		}
 	}
 	key, val := args[1], args[2]
-	slot := slots.Of(key)
+	slot := x.Slot(key)
 	old := x.DB.Lookup(slot, key, x.Now)
 	if flags&setGet != 0 {
 		if old != nil && old.Kind != keyspace.KindString {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/slotd/slotd/node/keyspace"
 	"github.com/slotd/slotd/node/resp"
@@ -19,12 +20,27 @@ type Ctx struct {
 	DB   *keyspace.DB
 	// Now is the call's time in unix milliseconds; expiry is judged by it.
 	Now int64
+
+	// The slot of the command's only key, computed by the dispatcher, so
+	// that handlers do not hash the key again.
+	keyPtr  *byte
+	keyLen  int
+	keySlot int
+}
+
+// Slot returns the hash slot of key, reusing the dispatcher's computation
+// when key is the command's key argument.
+func (x *Ctx) Slot(key []byte) int {
+	if len(key) > 0 && unsafe.SliceData(key) == x.keyPtr && len(key) == x.keyLen {
+		return x.keySlot
+	}
+	return slots.Of(key)
 }
 
 // Read looks key up for reading: expired keys are removed, hits and misses
 // counted and the access clock updated.
 func (x *Ctx) Read(key []byte) *keyspace.Entry {
-	e := x.DB.Lookup(slots.Of(key), key, x.Now)
+	e := x.DB.Lookup(x.Slot(key), key, x.Now)
 	if e == nil {
 		x.S.ks.KeyspaceMiss.Add(1)
 		return nil
@@ -36,7 +52,7 @@ func (x *Ctx) Read(key []byte) *keyspace.Entry {
 
 // Write looks key up for writing: expired keys are removed, no stats.
 func (x *Ctx) Write(key []byte) *keyspace.Entry {
-	e := x.DB.Lookup(slots.Of(key), key, x.Now)
+	e := x.DB.Lookup(x.Slot(key), key, x.Now)
 	if e != nil {
 		x.S.touch(e)
 	}
@@ -67,13 +83,13 @@ func (x *Ctx) WriteKind(key []byte, k keyspace.Kind) (e *keyspace.Entry, ok bool
 // Put stores e under key (replacing value and TTL) and signals the change.
 func (x *Ctx) Put(key []byte, e *keyspace.Entry) {
 	e.Access = x.S.lruClock()
-	x.DB.Set(slots.Of(key), key, e)
+	x.DB.Set(x.Slot(key), key, e)
 	x.Modified(key)
 }
 
 // Del removes key and signals the change; it reports whether it existed.
 func (x *Ctx) Del(key []byte) bool {
-	if x.DB.Delete(slots.Of(key), key, x.Now) {
+	if x.DB.Delete(x.Slot(key), key, x.Now) {
 		x.Modified(key)
 		return true
 	}
@@ -82,7 +98,7 @@ func (x *Ctx) Del(key []byte) bool {
 
 // SetExpire sets (ms > 0, absolute unix ms) or clears (ms == 0) a TTL.
 func (x *Ctx) SetExpire(key []byte, e *keyspace.Entry, ms int64) {
-	x.DB.SetExpire(slots.Of(key), key, e, ms)
+	x.DB.SetExpire(x.Slot(key), key, e, ms)
 }
 
 // Modified records that key was written: it invalidates WATCH and counts

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/slotd/slotd/slots"
 )
@@ -73,11 +74,19 @@ func (s *Server) rejectInMulti(c *Client) {
 }
 
 // call locks the slots of the command's keys and runs its handler.
+//
+// Timing reads the clock once per command: a command starts when the
+// previous one in the same read batch ended (c.clock), so a pipeline of n
+// commands costs n+1 clock reads instead of 2n.
 func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
-	start := time.Now()
+	start := c.clock
+	if start.IsZero() {
+		start = time.Now()
+	}
 	x := &c.x
 	x.Cmd, x.Args, x.Now = cmd, args, start.UnixMilli()
 	x.DB = s.ks.DB(c.DB)
+	x.keyPtr = nil
 	switch cmd.Lock {
 	case LockAll:
 		s.ks.LockAll()
@@ -89,7 +98,9 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		case 0:
 			s.run(x)
 		case 1:
-			slot := slots.Of(args[c.keyPos[0]])
+			key := args[c.keyPos[0]]
+			slot := slots.Of(key)
+			x.keyPtr, x.keyLen, x.keySlot = unsafe.SliceData(key), len(key), slot
 			s.ks.Lock(slot)
 			s.run(x)
 			s.ks.Unlock(slot)
@@ -101,8 +112,10 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		}
 	}
 	x.Args = nil
+	end := time.Now()
+	c.clock = end
 	cmd.Stats.Calls.Add(1)
-	cmd.Stats.Usec.Add(int64(time.Since(start) / time.Microsecond))
+	cmd.Stats.Usec.Add(int64(end.Sub(start) / time.Microsecond))
 }
 
 // run calls the handler; a failing command counts as failed.

@@ -308,6 +308,7 @@ func (s *Server) serveConn(conn net.Conn) {
 			continue
 		}
 		p.MaxBulk = s.maxBulk.Load()
+		c.clock = time.Now()
 		for start < end {
 			args, used, more, perr := p.Next(buf[start:end])
 			if perr != nil {
