@@ -50,3 +50,25 @@ func BenchmarkParsePipeline(b *testing.B) {
 	}
 	_ = strconv.Itoa
 }
+
+// BenchmarkExecParallelSet runs SETs on distinct keys from GOMAXPROCS
+// goroutines: commands on different slots do not serialise on one lock.
+func BenchmarkExecParallelSet(b *testing.B) {
+	s := New(config.New(), nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		c := s.testClient()
+		keys := make([][]byte, 1024)
+		for i := range keys {
+			keys[i] = []byte("key:" + strconv.Itoa(int(c.ID)) + ":" + strconv.Itoa(i))
+		}
+		argv := [][]byte{[]byte("SET"), nil, []byte("xxx")}
+		i := 0
+		for pb.Next() {
+			argv[1] = keys[i&1023]
+			i++
+			c.out.B = c.out.B[:0]
+			s.execute(c, argv)
+		}
+	})
+}
