@@ -2,7 +2,8 @@ package node
 
 import (
 	"strings"
-	"sync/atomic"
+
+	"github.com/slotd/slotd/node/keyspace"
 )
 
 // Flag is a command property, as COMMAND reports it.
@@ -105,10 +106,10 @@ type KeySpec struct {
 
 // CommandStats are the counters INFO commandstats prints.
 type CommandStats struct {
-	Calls         atomic.Int64
-	Usec          atomic.Int64
-	RejectedCalls atomic.Int64
-	FailedCalls   atomic.Int64
+	Calls         keyspace.Counter
+	Usec          keyspace.Counter
+	RejectedCalls keyspace.Counter
+	FailedCalls   keyspace.Counter
 }
 
 // Table maps lower-case command names to commands.

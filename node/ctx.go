@@ -42,10 +42,10 @@ func (x *Ctx) Slot(key []byte) int {
 func (x *Ctx) Read(key []byte) *keyspace.Entry {
 	e := x.DB.Lookup(x.Slot(key), key, x.Now)
 	if e == nil {
-		x.S.ks.KeyspaceMiss.Add(1)
+		x.S.ks.KeyspaceMiss.AddAt(x.C.ID, 1)
 		return nil
 	}
-	x.S.ks.KeyspaceHits.Add(1)
+	x.S.ks.KeyspaceHits.AddAt(x.C.ID, 1)
 	x.S.touch(e)
 	return e
 }
@@ -104,7 +104,7 @@ func (x *Ctx) SetExpire(key []byte, e *keyspace.Entry, ms int64) {
 // Modified records that key was written: it invalidates WATCH and counts
 // towards the dirty counter. Every write must call it (Put and Del do).
 func (x *Ctx) Modified(key []byte) {
-	x.S.dirty.Add(1)
+	x.S.dirty.AddAt(x.C.ID, 1)
 	if x.S.watching.Load() > 0 {
 		x.S.touchWatched(x.DB.ID, key)
 	}

@@ -12,7 +12,7 @@ import (
 // execute runs one request from a client: lookup, checks, MULTI queueing,
 // then call.
 func (s *Server) execute(c *Client, args [][]byte) {
-	s.cmdsProcessed.Add(1)
+	s.cmdsProcessed.AddAt(c.ID, 1)
 	cmd := s.cmds.lookup(args[0])
 	if cmd == nil {
 		s.rejectInMulti(c)
@@ -114,8 +114,8 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	x.Args = nil
 	end := time.Now()
 	c.clock = end
-	cmd.Stats.Calls.Add(1)
-	cmd.Stats.Usec.Add(int64(end.Sub(start) / time.Microsecond))
+	cmd.Stats.Calls.AddAt(c.ID, 1)
+	cmd.Stats.Usec.AddAt(c.ID, int64(end.Sub(start)/time.Microsecond))
 }
 
 // run calls the handler; a failing command counts as failed.
@@ -123,7 +123,7 @@ func (s *Server) run(x *Ctx) {
 	before := len(x.W.B)
 	x.Cmd.Handler(x)
 	if len(x.W.B) > before && x.W.B[before] == '-' {
-		x.Cmd.Stats.FailedCalls.Add(1)
+		x.Cmd.Stats.FailedCalls.AddAt(x.C.ID, 1)
 	}
 }
 

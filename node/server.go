@@ -28,7 +28,7 @@ type Server struct {
 	ks       *keyspace.Keyspace
 	cmds     Table
 	started  time.Time
-	dirty    atomic.Int64
+	dirty    keyspace.Counter
 	watching atomic.Int64
 	lru      atomic.Uint32
 	nextID   atomic.Int64
@@ -52,7 +52,7 @@ type Server struct {
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
-	cmdsProcessed atomic.Int64
+	cmdsProcessed keyspace.Counter
 	netInput      atomic.Int64
 	netOutput     atomic.Int64
 }

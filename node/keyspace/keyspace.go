@@ -17,8 +17,8 @@ type Keyspace struct {
 	// Stats, read by INFO.
 	ExpiredKeys  atomic.Int64
 	EvictedKeys  atomic.Int64
-	KeyspaceHits atomic.Int64
-	KeyspaceMiss atomic.Int64
+	KeyspaceHits Counter
+	KeyspaceMiss Counter
 }
 
 type paddedMutex struct {
