@@ -10,8 +10,17 @@ import (
 )
 
 // execute runs one request from a client: lookup, checks, MULTI queueing,
-// then call.
+// then call. ASKING holds for the next command only (or, inside MULTI,
+// until EXEC), as in redis-server.
 func (s *Server) execute(c *Client, args [][]byte) {
+	asking := c.Flags&ClientAsking != 0
+	s.dispatch(c, args)
+	if asking && c.Flags&ClientMulti == 0 {
+		c.Flags &^= ClientAsking
+	}
+}
+
+func (s *Server) dispatch(c *Client, args [][]byte) {
 	s.cmdsProcessed.AddAt(c.ID, 1)
 	cmd := s.cmds.lookup(args[0])
 	if cmd == nil {
@@ -41,6 +50,15 @@ func (s *Server) execute(c *Client, args [][]byte) {
 		return
 	}
 	if c.Flags&ClientMulti != 0 && !multiControl(cmd) {
+		if r := s.route.Load(); r != nil && routed(cmd) {
+			one := [1]queued{{cmd: cmd, args: args}}
+			if msg := s.routeCheck(r, c, one[:], false); msg != "" {
+				s.rejectInMulti(c)
+				cmd.Stats.RejectedCalls.AddAt(c.ID, 1)
+				c.out.Error(msg)
+				return
+			}
+		}
 		if cmd.Flags&FlagNoMulti != 0 {
 			s.rejectInMulti(c)
 			c.out.Error("ERR Command not allowed inside a transaction")
@@ -73,7 +91,9 @@ func (s *Server) rejectInMulti(c *Client) {
 	}
 }
 
-// call locks the slots of the command's keys and runs its handler.
+// call locks the slots of the command's keys and runs its handler. In
+// cluster mode the routing check runs under the same locks, so that a key
+// cannot move to another node between the check and the command.
 //
 // Timing reads the clock once per command: a command starts when the
 // previous one in the same read batch ended (c.clock), so a pipeline of n
@@ -87,31 +107,48 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	x.Cmd, x.Args, x.Now = cmd, args, start.UnixMilli()
 	x.DB = s.ks.DB(c.DB)
 	x.keyPtr = nil
-	switch cmd.Lock {
-	case LockAll:
+	var lockSet []int
+	all := cmd.Lock == LockAll
+	if all {
 		s.ks.LockAll()
-		s.run(x)
-		s.ks.UnlockAll()
-	default:
+	} else {
 		c.keyPos = cmd.keyPositions(args, c.keyPos[:0])
 		switch len(c.keyPos) {
 		case 0:
-			s.run(x)
 		case 1:
 			key := args[c.keyPos[0]]
 			slot := slots.Of(key)
 			x.keyPtr, x.keyLen, x.keySlot = unsafe.SliceData(key), len(key), slot
+			c.lockSet = append(c.lockSet[:0], slot)
+			lockSet = c.lockSet
 			s.ks.Lock(slot)
-			s.run(x)
-			s.ks.Unlock(slot)
 		default:
 			c.lockSet = slotSet(args, c.keyPos, c.lockSet[:0])
-			s.ks.LockSlots(c.lockSet)
-			s.run(x)
-			s.ks.UnlockSlots(c.lockSet)
+			lockSet = c.lockSet
+			s.ks.LockSlots(lockSet)
 		}
 	}
+	ok := true
+	if r := s.route.Load(); r != nil && routed(cmd) && cmd.Name != "exec" {
+		one := [1]queued{{cmd: cmd, args: args}}
+		if msg := s.routeCheck(r, c, one[:], true); msg != "" {
+			c.out.Error(msg)
+			cmd.Stats.RejectedCalls.AddAt(c.ID, 1)
+			ok = false
+		}
+	}
+	if ok {
+		s.run(x)
+	}
+	if all {
+		s.ks.UnlockAll()
+	} else if lockSet != nil {
+		s.ks.UnlockSlots(lockSet)
+	}
 	x.Args = nil
+	if !ok {
+		return
+	}
 	end := time.Now()
 	c.clock = end
 	cmd.Stats.Calls.AddAt(c.ID, 1)

@@ -76,6 +76,13 @@ func cmdExec(x *Ctx) {
 		s.ks.LockSlots(lockSet)
 		defer s.ks.UnlockSlots(lockSet)
 	}
+	if r := s.route.Load(); r != nil {
+		if msg := s.routeCheck(r, c, queue, true); msg != "" {
+			x.W.Error(msg)
+			s.discardMulti(c)
+			return
+		}
+	}
 	if c.Flags&ClientDirtyCAS != 0 || s.watchedExpired(c, x.Now) {
 		x.W.NullArray()
 		s.discardMulti(c)

@@ -40,6 +40,8 @@ type Server struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
 
+	route atomic.Pointer[Route]
+
 	watchMu sync.Mutex
 	watched map[watchKey][]*Client
 

@@ -18,6 +18,7 @@ func buildTable() Table {
 		registerServer,
 		registerClient,
 		registerCommandCmd,
+		registerCluster,
 	} {
 		register(t)
 	}
