@@ -10,7 +10,29 @@ import (
 )
 
 func runBench(b *testing.B, cmd ...string) {
-	s := New(config.New(), nil)
+	runBenchOn(b, New(config.New(), nil), cmd...)
+}
+
+// BenchmarkExecGetCluster is BenchmarkExecGet with cluster routing on: the
+// difference is the cost of the routing check.
+func BenchmarkExecGetCluster(b *testing.B) {
+	cfg := config.New()
+	if err := cfg.Set("cluster-enabled", "yes"); err == nil {
+		b.Fatal("cluster-enabled must not be settable at run time")
+	}
+	cfg, _ = config.Load([]string{"--cluster-enabled", "yes"})
+	s := New(cfg, nil)
+	r := NewRoute()
+	r.OK, r.Myself = true, 0
+	r.Nodes = []RouteNode{{ID: "me", Endpoint: "127.0.0.1:7000"}}
+	for i := range r.Owner {
+		r.Owner[i] = 0
+	}
+	s.SetRoute(r)
+	runBenchOn(b, s, "GET", "key:__rand_int__")
+}
+
+func runBenchOn(b *testing.B, s *Server, cmd ...string) {
 	c := s.testClient()
 	argv := make([][]byte, len(cmd))
 	for i, a := range cmd {

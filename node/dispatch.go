@@ -129,7 +129,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		}
 	}
 	ok := true
-	if r := s.route.Load(); r != nil && routed(cmd) && cmd.Name != "exec" {
+	if r := s.route.Load(); r != nil && routed(cmd) && cmd.Name != "exec" && !(x.keyPtr != nil && r.local(x.keySlot)) {
 		one := [1]queued{{cmd: cmd, args: args}}
 		if msg := s.routeCheck(r, c, one[:], true); msg != "" {
 			c.out.Error(msg)

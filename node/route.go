@@ -59,6 +59,25 @@ const (
 	ErrUnbound      = "CLUSTERDOWN Hash slot not served"
 )
 
+// local reports whether a single-key command on slot is served here with no
+// further checks: the cluster is up, the slot is this node's and not open.
+func (r *Route) local(slot int) bool {
+	if !r.OK || r.Owner[slot] != r.Myself || r.Myself < 0 {
+		return false
+	}
+	if r.Migrating != nil {
+		if _, ok := r.Migrating[slot]; ok {
+			return false
+		}
+	}
+	if r.Importing != nil {
+		if _, ok := r.Importing[slot]; ok {
+			return false
+		}
+	}
+	return true
+}
+
 // routed reports whether a command goes through the routing check: those
 // with keys (or movable keys) and EXEC, as in redis-server.
 func routed(cmd *Command) bool {
