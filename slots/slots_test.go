@@ -7,17 +7,17 @@ import (
 func TestOfKnownValues(t *testing.T) {
 	// Values as printed by CLUSTER KEYSLOT on a real redis-server.
 	cases := map[string]int{
-		"":                0,
-		"foo":             12182,
-		"bar":             5061,
-		"123456789":       12739,
-		"{user1000}.a":    OfString("user1000"),
-		"{}foo":           OfString("{}foo"),
-		"foo{}{bar}":      OfString("foo{}{bar}"),
-		"foo{{bar}}zap":   OfString("{bar"),
-		"foo{bar}{zap}":   OfString("bar"),
-		"{unclosed":       OfString("{unclosed"),
-		"a{b}c":           OfString("b"),
+		"":              0,
+		"foo":           12182,
+		"bar":           5061,
+		"123456789":     12739,
+		"{user1000}.a":  OfString("user1000"),
+		"{}foo":         OfString("{}foo"),
+		"foo{}{bar}":    OfString("foo{}{bar}"),
+		"foo{{bar}}zap": OfString("{bar"),
+		"foo{bar}{zap}": OfString("bar"),
+		"{unclosed":     OfString("{unclosed"),
+		"a{b}c":         OfString("b"),
 	}
 	for k, want := range cases {
 		if got := OfString(k); got != want {
