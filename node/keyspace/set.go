@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"unsafe"
 
 	"github.com/slotd/slotd/node/resp"
 )
@@ -168,12 +169,13 @@ func (s *Set) Remove(m []byte) bool {
 }
 
 // At returns the member at position i (0 <= i < Len()), using buf for the
-// text of an integer. Positions are stable only until the next change.
+// text of an integer. The result is read-only and valid until the next
+// change; positions too are stable only until then.
 func (s *Set) At(i int, buf []byte) []byte {
 	if s.idx == nil {
 		return strconv.AppendInt(buf[:0], s.ints[i], 10)
 	}
-	return []byte(s.members[i])
+	return bytesOf(s.members[i])
 }
 
 // StringAt is At for callers that keep the member.
@@ -208,8 +210,8 @@ func (s *Set) RemoveAt(i int) {
 func (s *Set) RandomIndex() int { return rand.IntN(s.Len()) }
 
 // Each calls fn for every member in the order SMEMBERS replies with
-// (ascending for an intset). The bytes passed to fn are valid only during
-// the call. fn must not change the set.
+// (ascending for an intset) until fn returns false. The bytes passed to fn
+// are read-only and valid only during the call. fn must not change the set.
 func (s *Set) Each(fn func(m []byte) bool) {
 	if s.idx == nil {
 		var buf [24]byte
@@ -221,7 +223,7 @@ func (s *Set) Each(fn func(m []byte) bool) {
 		return
 	}
 	for _, m := range s.members {
-		if !fn([]byte(m)) {
+		if !fn(bytesOf(m)) {
 			return
 		}
 	}
@@ -237,7 +239,7 @@ func (s *Set) Scan(cursor uint64, count int, fn func(m []byte)) uint64 {
 		s.Each(func(m []byte) bool { fn(m); return true })
 		return 0
 	}
-	return scanDense(len(s.members), cursor, count, func(i int) { fn([]byte(s.members[i])) })
+	return scanDense(len(s.members), cursor, count, func(i int) { fn(bytesOf(s.members[i])) })
 }
 
 // scanDense visits up to count positions of a dense array of n, walking
@@ -260,3 +262,7 @@ func scanDense(n int, cursor uint64, count int, visit func(i int)) uint64 {
 	}
 	return uint64(lo)
 }
+
+// bytesOf views a member as bytes without copying; the view must never be
+// written to.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
