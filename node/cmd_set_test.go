@@ -223,7 +223,6 @@ func TestSetScan(t *testing.T) {
 	tc.expect("*2|$1|0|*5|$1|1|$1|2|$1|3|$2|10|$2|11|", "SSCAN", "s", "0")
 }
 
-
 // entryOf returns the stored entry of key in database 0, or nil.
 func entryOf(tc *testClient, key string) *keyspace.Entry {
 	return tc.s.ks.DB(0).Peek(slots.Of([]byte(key)), []byte(key))
