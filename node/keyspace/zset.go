@@ -142,16 +142,16 @@ func (z *ZSet) Add(m []byte, score float64) (added bool) {
 
 // Insert adds member m, which must not be present, and returns its node.
 func (z *ZSet) Insert(m string, score float64) *ZNode {
+	l := CurrentLimits()
+	if !z.big && (len(z.all)+1 > l.ZSetMaxListpackEntries || len(m) > l.ZSetMaxListpackValue) {
+		z.big = true
+	}
 	n := &ZNode{Member: m}
-	z.link(n, score, len(z.all))
+	z.link(n, z.canon(score), len(z.all))
 	n.pos = len(z.all)
 	z.all = append(z.all, n)
 	z.dict[m] = n
 	z.bytes += len(m)
-	l := CurrentLimits()
-	if !z.big && (len(z.all) > l.ZSetMaxListpackEntries || len(m) > l.ZSetMaxListpackValue) {
-		z.big = true
-	}
 	return n
 }
 
@@ -235,9 +235,19 @@ func (z *ZSet) unlink(n *ZNode) {
 	}
 }
 
+// canon returns the score as the encoding keeps it: a listpack stores
+// scores as text, which turns -0 into 0; a skiplist keeps the double.
+func (z *ZSet) canon(score float64) float64 {
+	if !z.big && score == 0 {
+		return 0
+	}
+	return score
+}
+
 // SetScore changes the score of n, moving it only when its order changes.
 func (z *ZSet) SetScore(n *ZNode, score float64) {
-	if score == n.Score {
+	score = z.canon(score)
+	if score == n.Score && math.Signbit(score) == math.Signbit(n.Score) {
 		return
 	}
 	prev, next := n.back, n.lv[0].next
@@ -476,6 +486,11 @@ func (z *ZSet) Normalize() {
 				z.big = true
 				break
 			}
+		}
+	}
+	if !z.big {
+		for _, n := range z.all {
+			n.Score = z.canon(n.Score)
 		}
 	}
 }
