@@ -525,7 +525,6 @@ func TestZBigAgainstRedis(t *testing.T) {
 	tc.expect(":5|", "ZINTERCARD", "2", "big", "u")
 }
 
-
 func TestZSetEncodingConversion(t *testing.T) {
 	tc := newTestServer(t)
 	args := []string{"ZADD", "z"}
