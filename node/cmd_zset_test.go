@@ -680,3 +680,31 @@ func TestParseScore(t *testing.T) {
 		}
 	}
 }
+func TestZEdges(t *testing.T) {
+	tc := newTestServer(t)
+	tc.expect("+OK|", "SET", "str", "x")
+	tc.expect(":2|", "ZADD", "z", "1", "a", "2", "b")
+	tc.expect("-ERR value is not an integer or out of range|", "ZRANGE", "z", "0", "-1", "LIMIT", "x", "1")
+	tc.expect("-ERR value is not an integer or out of range|", "ZRANGE", "z", "0", "-1", "BYLEX", "LIMIT", "x", "1", "WITHSCORES")
+	tc.expect("-ERR min or max is not a float|", "ZRANGE", "nokey", "x", "1", "BYSCORE")
+	tc.expect("-ERR min or max is not a float|", "ZRANGE", "str", "x", "1", "BYSCORE")
+	tc.expect("-ERR min or max not valid string range item|", "ZRANGEBYLEX", "str", "a", "b")
+	tc.expect("-ERR min or max not valid string range item|", "ZREMRANGEBYLEX", "str", "a", "b")
+	tc.expect("-ERR value is not an integer or out of range|", "ZRANGESTORE", "str2", "str", "x", "1")
+	tc.expect("-ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX|", "ZRANGE", "z", "0", "-1", "WITHSCORES", "LIMIT", "0", "1")
+	tc.expect("*1|$1|b|", "ZRANGE", "z", "(1", "+inf", "BYSCORE", "LIMIT", "0", "1", "LIMIT", "0", "2")
+	tc.expect("*0|", "ZRANGE", "z", "9223372036854775807", "-9223372036854775808")
+	tc.expect("*2|$1|a|$1|b|", "ZRANGE", "z", "-9223372036854775808", "9223372036854775807")
+	tc.expect(":0|", "ZADD", "z", "1", "a", "1", "a", "2", "a")
+	tc.expect("$1|2|", "ZSCORE", "z", "a")
+	tc.expect(":1|", "ZADD", "z", "CH", "3", "c", "3", "c")
+	tc.expect(":1|", "ZREM", "z", "a", "a", "a")
+	tc.expect(":0|", "ZCOUNT", "z", "1e400", "-1e400")
+	tc.expect(":2|", "ZCOUNT", "z", "-1e400", "1e400")
+	tc.expect(":2|", "SADD", "s", "a", "a", "b")
+	tc.expect(":1|", "SREM", "s", "a", "a")
+	tc.expect("*2|:1|:1|", "SMISMEMBER", "s", "b", "b")
+	tc.expect(":1|", "SINTERCARD", "1", "s", "LIMIT", "0", "LIMIT", "5")
+	tc.expect(":1|", "ZINTERCARD", "1", "s", "LIMIT", "0")
+	tc.expect("*2|$1|b|$1|1|", "ZUNION", "1", "s", "WITHSCORES")
+}
