@@ -580,7 +580,9 @@ func zrangeCollect(x *Ctx, z *keyspace.ZSet, sp *zrangeSpec, count func(n int), 
 		if stop < 0 {
 			stop += n
 		}
-		start = int64(math.Max(float64(start), 0))
+		if start < 0 {
+			start = 0
+		}
 		if start > stop || start >= n {
 			count(0)
 			return true
