@@ -47,38 +47,54 @@ func TestDiff(t *testing.T) {
 	}
 }
 
-// side is one connection of the comparison.
+// side is one server's end of the comparison: its connections (scripts
+// switch with @conn) and the current one.
 type side struct {
-	srv  *server
+	srv   *server
+	conns map[int]*sideConn
+	cur   *sideConn
+}
+
+type sideConn struct {
 	conn net.Conn
 	r    *bufio.Reader
 }
 
-func (s *side) open() error {
+// use makes connection n current, dialing it the first time.
+func (s *side) use(n int) error {
+	if s.conns == nil {
+		s.conns = map[int]*sideConn{}
+	}
+	if c := s.conns[n]; c != nil {
+		s.cur = c
+		return nil
+	}
 	c, err := net.DialTimeout("tcp", s.srv.Addr(), 5*time.Second)
 	if err != nil {
 		return err
 	}
-	s.conn, s.r = c, bufio.NewReaderSize(c, 64<<10)
+	s.cur = &sideConn{conn: c, r: bufio.NewReaderSize(c, 64<<10)}
+	s.conns[n] = s.cur
 	return nil
 }
 
 func (s *side) close() {
-	if s.conn != nil {
-		s.conn.Close()
-		s.conn = nil
+	for n, c := range s.conns {
+		c.conn.Close()
+		delete(s.conns, n)
 	}
+	s.cur = nil
 }
 
 func (s *side) send(b []byte) error {
-	s.conn.SetWriteDeadline(time.Now().Add(replyTimeout))
-	_, err := s.conn.Write(b)
+	s.cur.conn.SetWriteDeadline(time.Now().Add(replyTimeout))
+	_, err := s.cur.conn.Write(b)
 	return err
 }
 
 func (s *side) read() (*reply, error) {
-	s.conn.SetReadDeadline(time.Now().Add(replyTimeout))
-	return readReply(s.r)
+	s.cur.conn.SetReadDeadline(time.Now().Add(replyTimeout))
+	return readReply(s.cur.r)
 }
 
 // roundTrip sends b and reads n replies, concatenating their raw bytes into
@@ -106,15 +122,18 @@ func (s *side) roundTrip(b []byte, n int) (*reply, error) {
 
 func runScript(t *testing.T, file string, steps []step, refSrv, peerSrv *server) {
 	ref, peer := &side{srv: refSrv}, &side{srv: peerSrv}
+	useConn := func(n int) {
+		if err := ref.use(n); err != nil {
+			t.Fatalf("connect %s: %v", refSrv.Name, err)
+		}
+		if err := peer.use(n); err != nil {
+			t.Fatalf("connect %s: %v", peerSrv.Name, err)
+		}
+	}
 	connect := func() {
 		ref.close()
 		peer.close()
-		if err := ref.open(); err != nil {
-			t.Fatalf("connect %s: %v", refSrv.Name, err)
-		}
-		if err := peer.open(); err != nil {
-			t.Fatalf("connect %s: %v", peerSrv.Name, err)
-		}
+		useConn(1)
 	}
 	connect()
 	defer ref.close()
@@ -134,6 +153,9 @@ func runScript(t *testing.T, file string, steps []step, refSrv, peerSrv *server)
 			continue
 		case stepReconnect:
 			connect()
+			continue
+		case stepConn:
+			useConn(st.Conn)
 			continue
 		}
 		var msg []byte

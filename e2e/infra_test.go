@@ -82,6 +82,7 @@ func TestParseStep(t *testing.T) {
 		{`@proto 3`, step{Args: []string{"HELLO", "3"}, Masks: []string{"id"}}},
 		{`@raw 2 "PING\r\nPING\r\n"`, step{Kind: stepRaw, NRaw: 2, Raw: []byte("PING\r\nPING\r\n")}},
 		{`@reconnect`, step{Kind: stepReconnect}},
+		{`@conn 2`, step{Kind: stepConn, Conn: 2}},
 	}
 	for _, c := range cases {
 		got, err := parseStep(c.line)

@@ -16,7 +16,9 @@ import (
 //	                               'single quotes' are literal except \'
 //	@proto 3                       HELLO 3 on both connections, id masked
 //	@sleep 110ms                   wait (time.ParseDuration syntax)
-//	@reconnect                     close both connections and open new ones
+//	@reconnect                     close all connections, continue on a new connection 1
+//	@conn n                        continue on connection n (opened on first use;
+//	                               the script starts on 1)
 //	@raw [n] "bytes"               send bytes as they are, read n replies (1)
 //
 // Modifiers stand before a command and may be combined:
@@ -36,6 +38,7 @@ type step struct {
 	Raw   []byte
 	NRaw  int
 	Sleep time.Duration
+	Conn  int
 
 	SortDepth  int
 	SortPairs  bool
@@ -53,6 +56,7 @@ const (
 	stepSleep
 	stepReconnect
 	stepRaw
+	stepConn
 )
 
 func parseScriptFile(path string) ([]step, error) {
@@ -102,6 +106,15 @@ func parseStep(line string) (step, error) {
 			st.Kind = stepSleep
 			st.Sleep, err = time.ParseDuration(toks[0])
 			return st, err
+		case "@conn":
+			if len(toks) != 1 {
+				return st, fmt.Errorf("@conn takes one number")
+			}
+			st.Kind = stepConn
+			if st.Conn, err = strconv.Atoi(toks[0]); err != nil || st.Conn < 1 {
+				return st, fmt.Errorf("@conn: bad connection number %q", toks[0])
+			}
+			return st, nil
 		case "@reconnect":
 			st.Kind = stepReconnect
 			return st, nil
