@@ -3,6 +3,7 @@ module github.com/slotd/slotd
 go 1.26.8
 
 require (
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sigurn/crc16 v0.0.0-20211026045750-20ab5afb07e3
 	github.com/tidwall/redcon v1.6.4
 	go.uber.org/zap v1.28.0
@@ -10,12 +11,9 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/tidwall/btree v1.1.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,21 +19,16 @@ const maxReported = 40
 const replyTimeout = 10 * time.Second
 
 // TestDiff sends every script of testdata/diff to redis-server and to slotd
-// and compares the replies byte for byte. SLOTD_DIFF_PEER=redis compares
-// redis-server with a second redis-server instead, to check that a script
-// is deterministic before blaming slotd.
+// and compares the replies byte for byte. With SLOTD_E2E_TARGET=redis it
+// compares two redis-servers instead, which checks that a script is
+// deterministic before slotd is blamed.
 func TestDiff(t *testing.T) {
 	files, err := filepath.Glob("testdata/diff/*.txt")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scripts in testdata/diff: %v", err)
 	}
 	ref := startRedis(t)
-	var peer *server
-	if os.Getenv("SLOTD_DIFF_PEER") == "redis" {
-		peer = startRedis(t)
-	} else {
-		peer = startSlotd(t)
-	}
+	peer := startTarget(t)
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".txt")
 		t.Run(name, func(t *testing.T) {

@@ -249,3 +249,14 @@ func startSlotd(t *testing.T, extra ...string) *server {
 	args := append(append([]string(nil), commonArgs...), extra...)
 	return startServer(t, "slotd", bin, args...)
 }
+
+// startTarget starts the server under test: slotd, or a redis-server when
+// SLOTD_E2E_TARGET=redis, to check the tests themselves against the
+// reference.
+func startTarget(t *testing.T) *server {
+	t.Helper()
+	if os.Getenv("SLOTD_E2E_TARGET") == "redis" {
+		return startRedis(t)
+	}
+	return startSlotd(t)
+}
