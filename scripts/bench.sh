@@ -150,6 +150,9 @@ cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	echo "- command: \`redis-benchmark -h 127.0.0.1 -p PORT -c $CLIENTS -n $N -r 100000 -P <1|16> -t <test> --csv\`"
 	echo "- each cell: median of $REPS runs; the servers are measured alternately (redis, slotd, redis, slotd, ...)"
 	echo "- rps in requests/s, latencies in ms; ratio = slotd / redis (above 1 means slotd is faster for rps)"
+	if [ "$N" -lt 100000 ]; then
+		echo "- note: short run (N=$N) to check the script; the numbers are noisy, run \`make bench\` for real ones"
+	fi
 	echo
 	for P in "${PIPELINES[@]}"; do
 		echo "## Pipeline -P $P"
