@@ -117,11 +117,10 @@ func (s *side) roundTrip(b []byte, n int) (*reply, error) {
 func runScript(t *testing.T, file string, steps []step, refSrv, peerSrv *server) {
 	ref, peer := &side{srv: refSrv}, &side{srv: peerSrv}
 	useConn := func(n int) {
-		if err := ref.use(n); err != nil {
-			t.Fatalf("connect %s: %v", refSrv.Name, err)
-		}
-		if err := peer.use(n); err != nil {
-			t.Fatalf("connect %s: %v", peerSrv.Name, err)
+		for _, s := range []*side{ref, peer} {
+			if err := s.use(n); err != nil {
+				t.Fatalf("connect %s: %v\n%s output:\n%s", s.srv.Name, err, s.srv.Name, tail(s.srv.Output(), 4000))
+			}
 		}
 	}
 	connect := func() {
@@ -139,7 +138,7 @@ func runScript(t *testing.T, file string, steps []step, refSrv, peerSrv *server)
 			t.Fatalf("FLUSHALL on %s: %v %q", s.srv.Name, err, rawOf(rp))
 		}
 	}
-	mismatches := 0
+	mismatches, ioErrors := 0, 0
 	for _, st := range steps {
 		switch st.Kind {
 		case stepSleep:
@@ -165,6 +164,11 @@ func runScript(t *testing.T, file string, steps []step, refSrv, peerSrv *server)
 			mismatches++
 			t.Errorf("%s:%d: %s\n  %s: %v %q\n  %s: %v %q\n  (reconnecting both)",
 				file, st.Line, st.Text, refSrv.Name, errA, rawOf(a), peerSrv.Name, errB, rawOf(b))
+			// A server that hangs or crashes would make every later line
+			// wait for the timeout: give up on this script.
+			if ioErrors++; ioErrors == 3 {
+				t.Fatalf("%s: 3 connection errors, script abandoned", file)
+			}
 			connect()
 			continue
 		}
@@ -182,6 +186,14 @@ func runScript(t *testing.T, file string, steps []step, refSrv, peerSrv *server)
 	if mismatches > maxReported {
 		t.Errorf("%s: %d mismatches in all, %d not shown", file, mismatches, mismatches-maxReported)
 	}
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
 }
 
 func rawOf(rp *reply) []byte {
