@@ -1,0 +1,32 @@
+# slotd: build, test and benchmark entry points.
+GO ?= go
+
+.PHONY: build test vet e2e diff bench deps
+
+build:
+	$(GO) build -o bin/slotd ./cmd/slotd
+
+vet:
+	$(GO) vet ./...
+
+# Unit tests and e2e tests (real slotd, redis-server and redis-cli), all with
+# the race detector. The e2e tests need scripts/install-deps.sh first.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+# Only the tests that start real processes.
+e2e:
+	$(GO) test -count=1 ./e2e/
+
+# The differential suite, one subtest per script: make diff RUN=strings
+diff:
+	$(GO) test -count=1 ./e2e/ -run 'TestDiff/$(RUN)'
+
+# slotd side by side with redis-server; writes docs/BENCHMARKS.md.
+# N=requests per test, GOMAXPROCS=... for slotd.
+bench:
+	bash scripts/bench.sh
+
+deps:
+	bash scripts/install-deps.sh
