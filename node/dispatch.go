@@ -38,15 +38,11 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 		cmd = sub
 	}
 	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
-		s.rejectInMulti(c)
-		cmd.Stats.RejectedCalls.Add(1)
-		c.out.Error(errArity(cmd.Name))
+		s.reject(c, cmd, errArity(cmd.Name))
 		return
 	}
 	if !c.Auth && cmd.Flags&FlagNoAuth == 0 {
-		s.rejectInMulti(c)
-		cmd.Stats.RejectedCalls.Add(1)
-		c.out.Error(ErrNoAuth)
+		s.reject(c, cmd, ErrNoAuth)
 		return
 	}
 	if c.Flags&ClientMulti != 0 && !multiControl(cmd) {
@@ -81,6 +77,22 @@ func multiControl(cmd *Command) bool {
 		return true
 	}
 	return false
+}
+
+// reject answers a command refused before it ran. Inside MULTI the
+// transaction is flagged so that EXEC aborts; a refused EXEC itself discards
+// the transaction and answers EXECABORT with the reason, as redis-server does.
+func (s *Server) reject(c *Client, cmd *Command, msg string) {
+	cmd.Stats.RejectedCalls.AddAt(c.ID, 1)
+	if cmd.Name == "exec" {
+		if c.Flags&ClientMulti != 0 {
+			s.discardMulti(c)
+		}
+		c.out.Error("EXECABORT Transaction discarded because of: " + strings.TrimPrefix(msg, "ERR "))
+		return
+	}
+	s.rejectInMulti(c)
+	c.out.Error(msg)
 }
 
 // rejectInMulti marks a transaction as failed when a command could not be

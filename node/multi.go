@@ -190,8 +190,10 @@ func (s *Server) watchedExpired(c *Client, now int64) bool {
 		if !w.live {
 			continue
 		}
+		// Gone without a write (writes flag the client already) means the
+		// expire cycle or a lazy lookup removed it: that counts as a change.
 		e := s.ks.DB(w.db).Peek(slots.Of([]byte(w.key)), []byte(w.key))
-		if e != nil && e.Expire != 0 && e.Expire <= now {
+		if e == nil || (e.Expire != 0 && e.Expire <= now) {
 			return true
 		}
 	}

@@ -406,10 +406,13 @@ func (s *Server) expireDB(db *keyspace.DB, now int64, deadline time.Time) {
 	const perSlot = 20
 	for visited := 0; visited < 16384; visited++ {
 		slot := db.NextExpireSlot()
+		// The slot's tables may only be read under its lock (FLUSHDB and
+		// SWAPDB replace them under all locks).
+		s.ks.Lock(slot)
 		if !db.HasVolatile(slot) {
+			s.ks.Unlock(slot)
 			continue
 		}
-		s.ks.Lock(slot)
 		for {
 			seen, expired := db.ExpireSample(slot, perSlot, now)
 			// Keep going in this slot while a quarter of the sample was stale.
