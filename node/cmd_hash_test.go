@@ -411,3 +411,35 @@ func TestGlobMatch(t *testing.T) {
 		}
 	}
 }
+
+// benchCmd runs one command repeatedly through the dispatcher.
+func benchCmd(b *testing.B, setup [][]string, args ...string) {
+	tc := newTestServer(&testing.T{})
+	for _, s := range setup {
+		tc.do(s...)
+	}
+	bs := make([][]byte, len(args))
+	for i, a := range args {
+		bs[i] = []byte(a)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tc.c.out.B = tc.c.out.B[:0]
+		tc.s.execute(tc.c, bs)
+	}
+}
+
+func BenchmarkHSetUpdate(b *testing.B) {
+	benchCmd(b, [][]string{{"HSET", "h", "f", "v"}}, "HSET", "h", "f", "v")
+}
+func BenchmarkHGet(b *testing.B) {
+	benchCmd(b, [][]string{{"HSET", "h", "a", "1", "f", "v"}}, "HGET", "h", "f")
+}
+func BenchmarkHIncrBy(b *testing.B) { benchCmd(b, nil, "HINCRBY", "h", "f", "1") }
+func BenchmarkLPushRPop(b *testing.B) {
+	benchCmd(b, [][]string{{"RPUSH", "l", "a", "b", "c"}}, "RPOPLPUSH", "l", "l")
+}
+func BenchmarkLRange10(b *testing.B) {
+	benchCmd(b, [][]string{{"RPUSH", "l", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}}, "LRANGE", "l", "0", "9")
+}

@@ -25,7 +25,7 @@ func registerLists(t Table) {
 	type c = Command
 	acl := func(cat ...string) []string { return cat }
 	list := func(cmd *Command) {
-		cmd.Group, cmd.Lock = "list", LockKeys
+		cmd.Group = "list"
 		if cmd.FirstKey == 0 && cmd.Keys == nil {
 			cmd.FirstKey, cmd.LastKey, cmd.Step = 1, 1, 1
 		}

@@ -247,3 +247,5 @@ func (h *Hash) Random(intn func(int) int) (field, value string) {
 		}
 	}
 }
+
+var _ Object = (*Hash)(nil)

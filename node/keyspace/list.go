@@ -253,3 +253,5 @@ func (l *List) Range(start, end int, fn func(s string)) {
 		fn(l.buf[l.pos(i)])
 	}
 }
+
+var _ Object = (*List)(nil)
