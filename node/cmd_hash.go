@@ -1,3 +1,758 @@
 package node
 
-func registerHashes(t Table) {}
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/slotd/slotd/node/keyspace"
+)
+
+// Hash-command reply texts, as redis-server 7.0 words them.
+const (
+	errHashNotInt      = "ERR hash value is not an integer"
+	errHashNotFloat    = "ERR hash value is not a float"
+	errNaNOrInf        = "ERR value is NaN or Infinity"
+	errIncrNaNOrInf    = "ERR increment would produce NaN or Infinity"
+	errInvalidCursor   = "ERR invalid cursor"
+	errOutOfRange      = "ERR value is out of range"
+	errRandCountBounds = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+
+func registerHashes(t Table) {
+	type c = Command
+	acl := func(cat ...string) []string { return cat }
+	hash := func(cmd *Command) {
+		cmd.Group = "hash"
+		cmd.FirstKey, cmd.LastKey, cmd.Step = 1, 1, 1
+		t.Add(cmd)
+	}
+	wf := FlagWrite | FlagDenyOOM | FlagFast
+	rf := FlagReadonly | FlagFast
+	order := []string{"nondeterministic_output_order"}
+	nondet := []string{"nondeterministic_output"}
+	hash(&c{Name: "hset", Arity: -4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "update"), Since: "2.0.0", Summary: "Set the string value of a hash field", Handler: func(x *Ctx) { cmdHSet(x, false) }})
+	hash(&c{Name: "hsetnx", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "2.0.0", Summary: "Set the value of a hash field, only if the field does not exist", Handler: cmdHSetNX})
+	hash(&c{Name: "hget", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get the value of a hash field", Handler: cmdHGet})
+	hash(&c{Name: "hmget", Arity: -3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get the values of all the given hash fields", Handler: cmdHMGet})
+	hash(&c{Name: "hmset", Arity: -4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "update"), Since: "2.0.0", Summary: "Set multiple hash fields to multiple values", Handler: func(x *Ctx) { cmdHSet(x, true) }})
+	hash(&c{Name: "hdel", Arity: -3, Flags: FlagWrite | FlagFast, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "delete"), Since: "2.0.0", Summary: "Delete one or more hash fields", Handler: cmdHDel})
+	hash(&c{Name: "hlen", Arity: 2, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "2.0.0", Summary: "Get the number of fields in a hash", Handler: cmdHLen})
+	hash(&c{Name: "hstrlen", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "3.2.0", Summary: "Get the length of the value of a hash field", Handler: cmdHStrLen})
+	hash(&c{Name: "hexists", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "2.0.0", Summary: "Determine if a hash field exists", Handler: cmdHExists})
+	hash(&c{Name: "hkeys", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get all the fields in a hash", Handler: func(x *Ctx) { cmdHGetAll(x, true, false) }})
+	hash(&c{Name: "hvals", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get all the values in a hash", Handler: func(x *Ctx) { cmdHGetAll(x, false, true) }})
+	hash(&c{Name: "hgetall", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get all the fields and values in a hash", Handler: func(x *Ctx) { cmdHGetAll(x, true, true) }})
+	hash(&c{Name: "hincrby", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "access", "update"), Since: "2.0.0", Summary: "Increment the integer value of a hash field by the given number", Handler: cmdHIncrBy})
+	hash(&c{Name: "hincrbyfloat", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "access", "update"), Since: "2.6.0", Summary: "Increment the float value of a hash field by the given amount", Handler: cmdHIncrByFloat})
+	hash(&c{Name: "hrandfield", Arity: -2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: nondet, KeySpecs: keySpec1("RO", "access"), Since: "6.2.0", Summary: "Get one or multiple random fields from a hash", Handler: cmdHRandField})
+	hash(&c{Name: "hscan", Arity: -3, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: nondet, KeySpecs: keySpec1("RO", "access"), Since: "2.8.0", Summary: "Incrementally iterate hash fields and associated values", Handler: cmdHScan})
+}
+
+// hashStrBytes views s as bytes without copying, for read-only parsing.
+func hashStrBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// hashOf returns the hash held by a hash entry.
+func hashOf(e *keyspace.Entry) *keyspace.Hash { return e.Obj.(*keyspace.Hash) }
+
+// writeHash looks key up for writing, creating an empty hash when it is
+// missing. created says whether the caller must Put the entry. It replies
+// WRONGTYPE and returns nil for another kind.
+func writeHash(x *Ctx, key []byte) (e *keyspace.Entry, created bool) {
+	e, ok := x.WriteKind(key, keyspace.KindHash)
+	if !ok {
+		return nil, false
+	}
+	if e == nil {
+		return &keyspace.Entry{Kind: keyspace.KindHash, Obj: keyspace.NewHash()}, true
+	}
+	return e, false
+}
+
+// hashWritten stores a new hash entry or signals the change of an old one.
+func hashWritten(x *Ctx, key []byte, e *keyspace.Entry, created bool) {
+	if created {
+		x.Put(key, e)
+	} else {
+		x.Modified(key)
+	}
+}
+
+func cmdHSet(x *Ctx, hmset bool) {
+	if len(x.Args)%2 != 0 {
+		x.W.Error(errArity(x.Cmd.Name))
+		return
+	}
+	key := x.Args[1]
+	e, created := writeHash(x, key)
+	if e == nil {
+		return
+	}
+	h := hashOf(e)
+	var n int64
+	for i := 2; i < len(x.Args); i += 2 {
+		if h.Set(x.Args[i], x.Args[i+1]) {
+			n++
+		}
+	}
+	hashWritten(x, key, e, created)
+	if hmset {
+		x.W.OK()
+	} else {
+		x.W.Int(n)
+	}
+}
+
+func cmdHSetNX(x *Ctx) {
+	key := x.Args[1]
+	e, created := writeHash(x, key)
+	if e == nil {
+		return
+	}
+	h := hashOf(e)
+	if h.Has(x.Args[2]) {
+		x.W.Int(0)
+		return
+	}
+	h.Set(x.Args[2], x.Args[3])
+	hashWritten(x, key, e, created)
+	x.W.Int(1)
+}
+
+func cmdHGet(x *Ctx) {
+	e, ok := x.ReadKind(x.Args[1], keyspace.KindHash)
+	if !ok {
+		return
+	}
+	if e == nil {
+		x.W.Null()
+		return
+	}
+	if v, ok := hashOf(e).Get(x.Args[2]); ok {
+		x.W.BulkString(v)
+	} else {
+		x.W.Null()
+	}
+}
+
+func cmdHMGet(x *Ctx) {
+	e, ok := x.ReadKind(x.Args[1], keyspace.KindHash)
+	if !ok {
+		return
+	}
+	fields := x.Args[2:]
+	x.W.Array(len(fields))
+	for _, f := range fields {
+		if e != nil {
+			if v, ok := hashOf(e).Get(f); ok {
+				x.W.BulkString(v)
+				continue
+			}
+		}
+		x.W.Null()
+	}
+}
+
+func cmdHDel(x *Ctx) {
+	key := x.Args[1]
+	e, ok := x.WriteKind(key, keyspace.KindHash)
+	if !ok {
+		return
+	}
+	if e == nil {
+		x.W.Int(0)
+		return
+	}
+	h := hashOf(e)
+	var n int64
+	for _, f := range x.Args[2:] {
+		if h.Delete(f) {
+			n++
+			if h.Len() == 0 {
+				break
+			}
+		}
+	}
+	if n > 0 {
+		if h.Len() == 0 {
+			x.Del(key)
+		} else {
+			x.Modified(key)
+		}
+	}
+	x.W.Int(n)
+}
+
+func cmdHLen(x *Ctx) {
+	e, ok := x.ReadKind(x.Args[1], keyspace.KindHash)
+	if !ok {
+		return
+	}
+	if e == nil {
+		x.W.Int(0)
+		return
+	}
+	x.W.Int(int64(hashOf(e).Len()))
+}
+
+func cmdHStrLen(x *Ctx) {
+	e, ok := x.ReadKind(x.Args[1], keyspace.KindHash)
+	if !ok {
+		return
+	}
+	var n int
+	if e != nil {
+		v, _ := hashOf(e).Get(x.Args[2])
+		n = len(v)
+	}
+	x.W.Int(int64(n))
+}
+
+func cmdHExists(x *Ctx) {
+	e, ok := x.ReadKind(x.Args[1], keyspace.KindHash)
+	if !ok {
+		return
+	}
+	if e != nil && hashOf(e).Has(x.Args[2]) {
+		x.W.Int(1)
+	} else {
+		x.W.Int(0)
+	}
+}
+
+// cmdHGetAll is HKEYS (fields), HVALS (values) and HGETALL (both, a map in
+// RESP3).
+func cmdHGetAll(x *Ctx, fields, values bool) {
+	e, ok := x.ReadKind(x.Args[1], keyspace.KindHash)
+	if !ok {
+		return
+	}
+	if e == nil {
+		if fields && values {
+			x.W.Map(0)
+		} else {
+			x.W.Array(0)
+		}
+		return
+	}
+	h := hashOf(e)
+	if fields && values {
+		x.W.Map(h.Len())
+	} else {
+		x.W.Array(h.Len())
+	}
+	w := x.W
+	h.Each(func(f, v string) bool {
+		if fields {
+			w.BulkString(f)
+		}
+		if values {
+			w.BulkString(v)
+		}
+		return true
+	})
+}
+
+func cmdHIncrBy(x *Ctx) {
+	incr, ok := x.Int(3)
+	if !ok {
+		return
+	}
+	key, field := x.Args[1], x.Args[2]
+	e, created := writeHash(x, key)
+	if e == nil {
+		return
+	}
+	h := hashOf(e)
+	var cur int64
+	if v, ok := h.Get(field); ok {
+		if cur, ok = ParseInt(hashStrBytes(v)); !ok {
+			x.W.Error(errHashNotInt)
+			return
+		}
+	}
+	if (incr < 0 && cur < 0 && incr < math.MinInt64-cur) || (incr > 0 && cur > 0 && incr > math.MaxInt64-cur) {
+		x.W.Error(ErrOverflow)
+		return
+	}
+	cur += incr
+	h.SetString(field, strconv.FormatInt(cur, 10))
+	hashWritten(x, key, e, created)
+	x.W.Int(cur)
+}
+
+func cmdHIncrByFloat(x *Ctx) {
+	incr, ok := parseLongDouble(x.Args[3])
+	if !ok {
+		x.W.Error(ErrNotFloat)
+		return
+	}
+	if incr.IsInf() {
+		x.W.Error(errNaNOrInf)
+		return
+	}
+	key, field := x.Args[1], x.Args[2]
+	e, created := writeHash(x, key)
+	if e == nil {
+		return
+	}
+	h := hashOf(e)
+	sum := newLongDouble()
+	if v, ok := h.Get(field); ok {
+		cur, ok := parseLongDouble(hashStrBytes(v))
+		if !ok {
+			x.W.Error(errHashNotFloat)
+			return
+		}
+		if cur.IsInf() {
+			x.W.Error(errIncrNaNOrInf)
+			return
+		}
+		sum.Add(cur, incr)
+	} else {
+		sum.Set(incr)
+	}
+	if longDoubleOverflows(sum) {
+		x.W.Error(errIncrNaNOrInf)
+		return
+	}
+	s := formatLongDouble(sum)
+	h.SetString(field, s)
+	hashWritten(x, key, e, created)
+	x.W.BulkString(s)
+}
+
+// Long doubles: redis-server does HINCRBYFLOAT (and INCRBYFLOAT) in the C
+// long double of x86-64, an 80-bit float with a 64-bit mantissa and a 15-bit
+// exponent. big.Float with 64 bits of precision and round-to-nearest-even
+// gives the same results for every finite value in that range.
+
+const (
+	// maxLongDoubleChars is redis-server's MAX_LONG_DOUBLE_CHARS: longer
+	// strings are not numbers to it.
+	maxLongDoubleChars = 5 * 1024
+	// longDoubleMaxExp: values at or above 2^16384 overflow to infinity.
+	longDoubleMaxExp = 16384
+	// longDoubleMinExp: values below 2^-16445 (the smallest subnormal)
+	// underflow to zero.
+	longDoubleMinExp = -16445
+)
+
+func newLongDouble() *big.Float { return new(big.Float).SetPrec(64).SetMode(big.ToNearestEven) }
+
+func longDoubleOverflows(f *big.Float) bool {
+	return f.IsInf() || (f.Sign() != 0 && f.MantExp(nil) > longDoubleMaxExp)
+}
+
+// parseLongDouble parses b the way redis-server's string2ld does with
+// strtold: an optional sign, then decimal or 0x hex digits with an optional
+// fraction and exponent, or inf/infinity; no surrounding spaces, no NaN, no
+// value that overflows or underflows to zero.
+func parseLongDouble(b []byte) (*big.Float, bool) {
+	if len(b) == 0 || len(b) >= maxLongDoubleChars {
+		return nil, false
+	}
+	s := string(b)
+	body := s
+	neg := false
+	if body[0] == '+' || body[0] == '-' {
+		neg = body[0] == '-'
+		body = body[1:]
+	}
+	switch strings.ToLower(body) {
+	case "inf", "infinity":
+		return newLongDouble().SetInf(neg), true
+	}
+	hex := len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')
+	digits := body
+	if hex {
+		digits = body[2:]
+	}
+	isDigit := func(c byte) bool {
+		if hex {
+			return ('0' <= c && c <= '9') || ('a' <= c|0x20 && c|0x20 <= 'f')
+		}
+		return '0' <= c && c <= '9'
+	}
+	i, nd := 0, 0
+	nonZero := false
+	for ; i < len(digits) && isDigit(digits[i]); i++ {
+		nd++
+		nonZero = nonZero || digits[i] != '0'
+	}
+	if i < len(digits) && digits[i] == '.' {
+		for i++; i < len(digits) && isDigit(digits[i]); i++ {
+			nd++
+			nonZero = nonZero || digits[i] != '0'
+		}
+	}
+	if nd == 0 {
+		return nil, false
+	}
+	var exp int64
+	if i < len(digits) && (hex && digits[i]|0x20 == 'p' || !hex && digits[i]|0x20 == 'e') {
+		i++
+		eneg := false
+		if i < len(digits) && (digits[i] == '+' || digits[i] == '-') {
+			eneg = digits[i] == '-'
+			i++
+		}
+		start := i
+		for ; i < len(digits) && '0' <= digits[i] && digits[i] <= '9'; i++ {
+			if exp < 1e9 {
+				exp = exp*10 + int64(digits[i]-'0')
+			}
+		}
+		if i == start {
+			return nil, false
+		}
+		if eneg {
+			exp = -exp
+		}
+	}
+	if i != len(digits) {
+		return nil, false
+	}
+	if !nonZero {
+		return newLongDouble(), true
+	}
+	// Exponents this large leave the range whatever the mantissa (at most
+	// maxLongDoubleChars digits); answer without asking big.Float to
+	// compute a huge power.
+	if exp > 1e5 || exp < -1e5 {
+		return nil, false
+	}
+	f := newLongDouble()
+	var err error
+	if hex {
+		_, _, err = f.Parse(s, 0)
+	} else {
+		_, _, err = f.Parse(s, 10)
+	}
+	if err != nil {
+		return nil, false
+	}
+	if e := f.MantExp(nil); e > longDoubleMaxExp || e <= longDoubleMinExp {
+		return nil, false
+	}
+	return f, true
+}
+
+// formatLongDouble formats f like redis-server's human long double format:
+// "%.17Lf" with trailing zeros (and a trailing point) removed, and "-0" as
+// "0".
+func formatLongDouble(f *big.Float) string {
+	b := f.Append(make([]byte, 0, 32), 'f', 17)
+	if strings.IndexByte(string(b), '.') >= 0 {
+		for b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
+		if b[len(b)-1] == '.' {
+			b = b[:len(b)-1]
+		}
+	}
+	if string(b) == "-0" {
+		return "0"
+	}
+	return string(b)
+}
+
+func cmdHRandField(x *Ctx) {
+	args := x.Args
+	if len(args) == 2 {
+		e, ok := x.ReadKind(args[1], keyspace.KindHash)
+		if !ok {
+			return
+		}
+		if e == nil {
+			x.W.Null()
+			return
+		}
+		f, _ := hashOf(e).Random(rand.IntN)
+		x.W.BulkString(f)
+		return
+	}
+	count, ok := ParseInt(args[2])
+	if !ok {
+		x.W.Error(ErrNotInt)
+		return
+	}
+	if count == math.MinInt64 {
+		x.W.Error(errRandCountBounds)
+		return
+	}
+	withValues := false
+	if len(args) > 4 || (len(args) == 4 && !strings.EqualFold(string(args[3]), "withvalues")) {
+		x.W.Error(ErrSyntax)
+		return
+	}
+	if len(args) == 4 {
+		withValues = true
+		if count < -math.MaxInt64/2 || count > math.MaxInt64/2 {
+			x.W.Error(errOutOfRange)
+			return
+		}
+	}
+	e, ok := x.ReadKind(args[1], keyspace.KindHash)
+	if !ok {
+		return
+	}
+	if e == nil || count == 0 {
+		x.W.Array(0)
+		return
+	}
+	h := hashOf(e)
+	w := x.W
+	pair := func(f, v string) {
+		if !withValues {
+			w.BulkString(f)
+			return
+		}
+		if w.Proto == 3 {
+			w.Array(2)
+		}
+		w.BulkString(f)
+		w.BulkString(v)
+	}
+	header := func(n int) {
+		if withValues && w.Proto != 3 {
+			w.Array(2 * n)
+		} else {
+			w.Array(n)
+		}
+	}
+	if count < 0 {
+		// Repetitions allowed: independent draws.
+		header(int(-count))
+		for i := int64(0); i < -count; i++ {
+			pair(h.Random(rand.IntN))
+		}
+		return
+	}
+	n := h.Len()
+	if count >= int64(n) {
+		// The whole hash, in its own order (listpack order when small),
+		// as redis-server does.
+		header(n)
+		h.Each(func(f, v string) bool {
+			pair(f, v)
+			return true
+		})
+		return
+	}
+	k := int(count)
+	header(k)
+	if k*3 > n {
+		// A large share of the hash: shuffle the live slots partially.
+		idx := make([]int, 0, n)
+		for i := 0; i < h.Slots(); i++ {
+			if _, _, live := h.Slot(i); live {
+				idx = append(idx, i)
+			}
+		}
+		for i := 0; i < k; i++ {
+			j := i + rand.IntN(len(idx)-i)
+			idx[i], idx[j] = idx[j], idx[i]
+			f, v, _ := h.Slot(idx[i])
+			pair(f, v)
+		}
+		return
+	}
+	// A small share: draw until k distinct fields came up.
+	seen := make(map[string]struct{}, k)
+	for len(seen) < k {
+		f, v := h.Random(rand.IntN)
+		if _, dup := seen[f]; dup {
+			continue
+		}
+		seen[f] = struct{}{}
+		pair(f, v)
+	}
+}
+
+// parseScanCursor parses a SCAN-family cursor like redis-server: strtoul
+// rules (a leading sign is accepted and "-1" wraps), no leading space, no
+// trailing garbage, no overflow; an empty string is cursor 0.
+func parseScanCursor(b []byte) (uint64, bool) {
+	s := string(b)
+	if s == "" {
+		return 0, true
+	}
+	neg := false
+	if s[0] == '+' || s[0] == '-' {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func cmdHScan(x *Ctx) {
+	args := x.Args
+	cursor, ok := parseScanCursor(args[2])
+	if !ok {
+		x.W.Error(errInvalidCursor)
+		return
+	}
+	e, ok := x.ReadKind(args[1], keyspace.KindHash)
+	if !ok {
+		return
+	}
+	if e == nil {
+		x.W.Array(2)
+		x.W.BulkString("0")
+		x.W.Array(0)
+		return
+	}
+	count := 10
+	var pattern []byte
+	for i := 3; i < len(args); i++ {
+		more := i+1 < len(args)
+		switch {
+		case more && strings.EqualFold(string(args[i]), "count"):
+			i++
+			n, ok := x.Int(i)
+			if !ok {
+				return
+			}
+			if n < 1 {
+				x.W.Error(ErrSyntax)
+				return
+			}
+			count = int(min(n, math.MaxInt32))
+		case more && strings.EqualFold(string(args[i]), "match"):
+			i++
+			pattern = args[i]
+			if len(pattern) == 1 && pattern[0] == '*' {
+				pattern = nil
+			}
+		default:
+			x.W.Error(ErrSyntax)
+			return
+		}
+	}
+	h := hashOf(e)
+	var out []string
+	collect := func(f, v string) {
+		if pattern == nil || globMatch(pattern, hashStrBytes(f)) {
+			out = append(out, f, v)
+		}
+	}
+	var next uint64
+	if h.IsListpack() {
+		// redis-server answers a listpack in one call, whatever the cursor.
+		h.Each(func(f, v string) bool {
+			collect(f, v)
+			return true
+		})
+	} else {
+		next = h.Scan(cursor, count, collect)
+	}
+	x.W.Array(2)
+	var tmp [20]byte
+	x.W.Bulk(strconv.AppendUint(tmp[:0], next, 10))
+	x.W.Array(len(out))
+	for _, s := range out {
+		x.W.BulkString(s)
+	}
+}
+
+// globMatch reports whether s matches the glob pattern p with
+// redis-server's rules: * ? [abc] [^a-z] and \ escapes; an unclosed [
+// class ends at the end of the pattern.
+func globMatch(p, s []byte) bool {
+	// Backtracking on the last star only is enough: a later star can
+	// absorb anything an earlier one would.
+	pi, si := 0, 0
+	starP, starS := -1, 0
+	for si < len(s) {
+		if pi < len(p) {
+			if p[pi] == '*' {
+				for pi < len(p) && p[pi] == '*' {
+					pi++
+				}
+				if pi == len(p) {
+					return true
+				}
+				starP, starS = pi, si
+				continue
+			}
+			if next, ok := globOne(p, pi, s[si]); ok {
+				pi, si = next, si+1
+				continue
+			}
+		}
+		if starP < 0 {
+			return false
+		}
+		starS++
+		pi, si = starP, starS
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// globOne matches the single-character pattern element at p[pi] against c
+// and returns the index after that element.
+func globOne(p []byte, pi int, c byte) (int, bool) {
+	switch p[pi] {
+	case '?':
+		return pi + 1, true
+	case '\\':
+		if pi+1 < len(p) {
+			pi++
+		}
+		return pi + 1, p[pi] == c
+	case '[':
+		pi++
+		not := pi < len(p) && p[pi] == '^'
+		if not {
+			pi++
+		}
+		match := false
+		for {
+			if pi < len(p) && p[pi] == '\\' && pi+1 < len(p) {
+				pi++
+				if p[pi] == c {
+					match = true
+				}
+			} else if pi < len(p) && p[pi] == ']' {
+				break
+			} else if pi >= len(p) {
+				pi = len(p) - 1
+				break
+			} else if pi+2 < len(p) && p[pi+1] == '-' {
+				lo, hi := p[pi], p[pi+2]
+				if lo > hi {
+					lo, hi = hi, lo
+				}
+				if lo <= c && c <= hi {
+					match = true
+				}
+				pi += 2
+			} else if p[pi] == c {
+				match = true
+			}
+			pi++
+		}
+		if not {
+			match = !match
+		}
+		return pi + 1, match
+	}
+	return pi + 1, p[pi] == c
+}
