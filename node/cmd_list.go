@@ -13,7 +13,6 @@ const (
 	errCountNegative  = "ERR COUNT can't be negative"
 	errMaxlenNegative = "ERR MAXLEN can't be negative"
 	errNumkeys        = "ERR numkeys should be greater than 0"
-	errCountPositive  = "ERR count should be greater than 0"
 )
 
 // keySpec1 is the key spec of a command whose only key is argument 1.

@@ -57,7 +57,6 @@ const (
 	errNumKeysZero    = "ERR numkeys should be greater than 0"
 	errNumKeysTooMany = "ERR Number of keys can't be greater than number of args"
 	errLimitNegative  = "ERR LIMIT can't be negative"
-	errInvalidCursor  = "ERR invalid cursor"
 	errRandRange      = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 )
 
@@ -519,27 +518,6 @@ type scanArgs struct {
 	cursor  uint64
 	count   int
 	pattern []byte // nil: no MATCH
-}
-
-// parseScanCursor reads a cursor like strtoull does: an optional sign,
-// digits, and nothing else; a minus sign wraps around.
-func parseScanCursor(b []byte) (uint64, bool) {
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, !neg && len(b) == 0
-	}
-	v, err := strconv.ParseUint(string(b), 10, 64)
-	if err != nil {
-		return 0, false
-	}
-	if neg {
-		v = -v
-	}
-	return v, true
 }
 
 // parseScan parses "cursor [MATCH pattern] [COUNT count]" starting at

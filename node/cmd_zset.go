@@ -57,8 +57,6 @@ const (
 	errMinMaxLex     = "ERR min or max not valid string range item"
 	errLimitBy       = "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
 	errScoresLex     = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
-	errCountPositive = "ERR count should be greater than 0"
-	errOutOfRange    = "ERR value is out of range"
 	errWeightFloat   = "ERR weight value is not a float"
 )
 

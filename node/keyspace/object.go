@@ -32,7 +32,7 @@ var limits atomic.Pointer[Limits]
 
 func init() {
 	limits.Store(&Limits{
-		HashMaxListpackEntries: 128,
+		HashMaxListpackEntries: 512,
 		HashMaxListpackValue:   64,
 		SetMaxIntsetEntries:    512,
 		ZSetMaxListpackEntries: 128,
