@@ -130,7 +130,7 @@ func TestHashModel(t *testing.T) {
 	ref := map[string]string{}
 	var order []string // insertion order while listpack
 	for step := 0; step < 30000; step++ {
-		f := "f" + strconv.Itoa(rng.IntN(400))
+		f := "f" + strconv.Itoa(rng.IntN(2000))
 		if rng.IntN(3) > 0 && step < 20000 {
 			v := strconv.Itoa(step)
 			_, had := ref[f]
@@ -185,7 +185,7 @@ func TestHashModel(t *testing.T) {
 		}
 	}
 	if h.IsListpack() {
-		t.Fatal("400 fields should have converted the hash")
+		t.Fatal("2000 fields should have converted the hash")
 	}
 }
 
