@@ -440,8 +440,27 @@ func (r *LexRange) Empty() bool {
 func (r *LexRange) Contains(m string) bool { return r.aboveMin(m) && r.belowMax(m) }
 
 // FirstInLex returns the first member (in set order) inside r, or nil.
+//
+// Lex ranges are defined only when all scores are equal. For other sets the
+// answer depends on how the search walks the set; a small set is walked
+// from one end like redis-server walks a listpack, so that replies match
+// it exactly and do not depend on the skiplist's random levels.
 func (z *ZSet) FirstInLex(r *LexRange) *ZNode {
 	if r.Empty() {
+		return nil
+	}
+	if !z.big {
+		if z.tail == nil || !r.aboveMin(z.tail.Member) || !r.belowMax(z.head.lv[0].next.Member) {
+			return nil
+		}
+		for x := z.head.lv[0].next; x != nil; x = x.lv[0].next {
+			if r.aboveMin(x.Member) {
+				if r.belowMax(x.Member) {
+					return x
+				}
+				return nil
+			}
+		}
 		return nil
 	}
 	x := z.head
@@ -457,9 +476,24 @@ func (z *ZSet) FirstInLex(r *LexRange) *ZNode {
 	return x
 }
 
-// LastInLex returns the last member (in set order) inside r, or nil.
+// LastInLex returns the last member (in set order) inside r, or nil. See
+// FirstInLex for sets whose scores differ.
 func (z *ZSet) LastInLex(r *LexRange) *ZNode {
 	if r.Empty() {
+		return nil
+	}
+	if !z.big {
+		if z.tail == nil || !r.aboveMin(z.tail.Member) || !r.belowMax(z.head.lv[0].next.Member) {
+			return nil
+		}
+		for x := z.tail; x != nil; x = x.back {
+			if r.belowMax(x.Member) {
+				if r.aboveMin(x.Member) {
+					return x
+				}
+				return nil
+			}
+		}
 		return nil
 	}
 	x := z.head
