@@ -36,6 +36,9 @@ type Entry struct {
 	// Raw marks a string that redis-server would hold "raw" whatever its
 	// length (after APPEND or SETRANGE), for OBJECT ENCODING.
 	Raw bool
+	// NoInt marks a string that redis-server would not hold int-encoded
+	// even if it reads as an integer (the result of INCRBYFLOAT).
+	NoInt bool
 	// Access is the LRU clock (seconds, 24 bits used) or, under an LFU
 	// policy, the LFU counter and decay time, as redis-server keeps them.
 	Access uint32
