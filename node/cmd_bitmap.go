@@ -21,20 +21,20 @@ const (
 func registerBitmaps(t Table) {
 	add := func(c *Command) { c.Group = "bitmap"; t.Add(c) }
 	add(&Command{Name: "setbit", Arity: 4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: []string{"write", "bitmap", "slow"}, KeySpecs: []KeySpec{keySpec1("RW access update", 1)}, Handler: cmdSetBit})
+		ACL: []string{"write", "bitmap", "slow"}, KeySpecs: []KeySpec{keySpecAt("RW access update", 1)}, Handler: cmdSetBit})
 	add(&Command{Name: "getbit", Arity: 3, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: []string{"read", "bitmap", "fast"}, KeySpecs: []KeySpec{keySpec1("RO access", 1)}, Handler: cmdGetBit})
+		ACL: []string{"read", "bitmap", "fast"}, KeySpecs: []KeySpec{keySpecAt("RO access", 1)}, Handler: cmdGetBit})
 	add(&Command{Name: "bitcount", Arity: -2, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: []string{"read", "bitmap", "slow"}, KeySpecs: []KeySpec{keySpec1("RO access", 1)}, Handler: cmdBitCount})
+		ACL: []string{"read", "bitmap", "slow"}, KeySpecs: []KeySpec{keySpecAt("RO access", 1)}, Handler: cmdBitCount})
 	add(&Command{Name: "bitpos", Arity: -3, Flags: FlagReadonly, FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: []string{"read", "bitmap", "slow"}, KeySpecs: []KeySpec{keySpec1("RO access", 1)}, Handler: cmdBitPos})
+		ACL: []string{"read", "bitmap", "slow"}, KeySpecs: []KeySpec{keySpecAt("RO access", 1)}, Handler: cmdBitPos})
 	add(&Command{Name: "bitop", Arity: -4, Flags: FlagWrite | FlagDenyOOM, FirstKey: 2, LastKey: -1, Step: 1,
 		ACL:      []string{"write", "bitmap", "slow"},
-		KeySpecs: []KeySpec{keySpec1("OW update", 2), keySpecRange("RO access", 3, -1, 1)}, Handler: cmdBitOp})
+		KeySpecs: []KeySpec{keySpecAt("OW update", 2), keySpecRange("RO access", 3, -1, 1)}, Handler: cmdBitOp})
 	add(&Command{Name: "bitfield", Arity: -2, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: []string{"write", "bitmap", "slow"}, KeySpecs: []KeySpec{keySpec1("RW access update variable_flags", 1)}, Handler: cmdBitField})
+		ACL: []string{"write", "bitmap", "slow"}, KeySpecs: []KeySpec{keySpecAt("RW access update variable_flags", 1)}, Handler: cmdBitField})
 	add(&Command{Name: "bitfield_ro", Arity: -2, Flags: FlagReadonly | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: []string{"read", "bitmap", "fast"}, KeySpecs: []KeySpec{keySpec1("RO access", 1)}, Handler: cmdBitField})
+		ACL: []string{"read", "bitmap", "fast"}, KeySpecs: []KeySpec{keySpecAt("RO access", 1)}, Handler: cmdBitField})
 }
 
 // bitOffset parses a bit offset; with hash, "#N" means N*width. Offsets

@@ -283,8 +283,8 @@ func cmdHIncrBy(x *Ctx) {
 }
 
 func cmdHIncrByFloat(x *Ctx) {
-	incr, ok := parseLongDouble(x.Args[3])
-	if !ok {
+	var incr, sum big.Float
+	if !parseLongDouble(&incr, x.Args[3]) {
 		x.W.Error(ErrNotFloat)
 		return
 	}
@@ -298,164 +298,26 @@ func cmdHIncrByFloat(x *Ctx) {
 		return
 	}
 	h := hashOf(e)
-	sum := newLongDouble()
+	sum.SetPrec(ldPrec)
 	if v, ok := h.Get(field); ok {
-		cur, ok := parseLongDouble(hashStrBytes(v))
-		if !ok {
+		if !parseLongDouble(&sum, hashStrBytes(v)) {
 			x.W.Error(errHashNotFloat)
 			return
 		}
-		if cur.IsInf() {
+		if sum.IsInf() {
 			x.W.Error(errIncrNaNOrInf)
 			return
 		}
-		sum.Add(cur, incr)
-	} else {
-		sum.Set(incr)
 	}
-	if longDoubleOverflows(sum) {
+	sum.Add(&sum, &incr)
+	if sum.IsInf() || (sum.Sign() != 0 && sum.MantExp(nil) > ldMaxExp) {
 		x.W.Error(errIncrNaNOrInf)
 		return
 	}
-	s := formatLongDouble(sum)
+	s := string(formatLongDoubleHuman(&sum))
 	h.SetString(field, s)
 	hashWritten(x, key, e, created)
 	x.W.BulkString(s)
-}
-
-// Long doubles: redis-server does HINCRBYFLOAT (and INCRBYFLOAT) in the C
-// long double of x86-64, an 80-bit float with a 64-bit mantissa and a 15-bit
-// exponent. big.Float with 64 bits of precision and round-to-nearest-even
-// gives the same results for every finite value in that range.
-
-const (
-	// maxLongDoubleChars is redis-server's MAX_LONG_DOUBLE_CHARS: longer
-	// strings are not numbers to it.
-	maxLongDoubleChars = 5 * 1024
-	// longDoubleMaxExp: values at or above 2^16384 overflow to infinity.
-	longDoubleMaxExp = 16384
-	// longDoubleMinExp: values below 2^-16445 (the smallest subnormal)
-	// underflow to zero.
-	longDoubleMinExp = -16445
-)
-
-func newLongDouble() *big.Float { return new(big.Float).SetPrec(64).SetMode(big.ToNearestEven) }
-
-func longDoubleOverflows(f *big.Float) bool {
-	return f.IsInf() || (f.Sign() != 0 && f.MantExp(nil) > longDoubleMaxExp)
-}
-
-// parseLongDouble parses b the way redis-server's string2ld does with
-// strtold: an optional sign, then decimal or 0x hex digits with an optional
-// fraction and exponent, or inf/infinity; no surrounding spaces, no NaN, no
-// value that overflows or underflows to zero.
-func parseLongDouble(b []byte) (*big.Float, bool) {
-	if len(b) == 0 || len(b) >= maxLongDoubleChars {
-		return nil, false
-	}
-	s := string(b)
-	body := s
-	neg := false
-	if body[0] == '+' || body[0] == '-' {
-		neg = body[0] == '-'
-		body = body[1:]
-	}
-	switch strings.ToLower(body) {
-	case "inf", "infinity":
-		return newLongDouble().SetInf(neg), true
-	}
-	hex := len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')
-	digits := body
-	if hex {
-		digits = body[2:]
-	}
-	isDigit := func(c byte) bool {
-		if hex {
-			return ('0' <= c && c <= '9') || ('a' <= c|0x20 && c|0x20 <= 'f')
-		}
-		return '0' <= c && c <= '9'
-	}
-	i, nd := 0, 0
-	nonZero := false
-	for ; i < len(digits) && isDigit(digits[i]); i++ {
-		nd++
-		nonZero = nonZero || digits[i] != '0'
-	}
-	if i < len(digits) && digits[i] == '.' {
-		for i++; i < len(digits) && isDigit(digits[i]); i++ {
-			nd++
-			nonZero = nonZero || digits[i] != '0'
-		}
-	}
-	if nd == 0 {
-		return nil, false
-	}
-	var exp int64
-	if i < len(digits) && (hex && digits[i]|0x20 == 'p' || !hex && digits[i]|0x20 == 'e') {
-		i++
-		eneg := false
-		if i < len(digits) && (digits[i] == '+' || digits[i] == '-') {
-			eneg = digits[i] == '-'
-			i++
-		}
-		start := i
-		for ; i < len(digits) && '0' <= digits[i] && digits[i] <= '9'; i++ {
-			if exp < 1e9 {
-				exp = exp*10 + int64(digits[i]-'0')
-			}
-		}
-		if i == start {
-			return nil, false
-		}
-		if eneg {
-			exp = -exp
-		}
-	}
-	if i != len(digits) {
-		return nil, false
-	}
-	if !nonZero {
-		return newLongDouble(), true
-	}
-	// Exponents this large leave the range whatever the mantissa (at most
-	// maxLongDoubleChars digits); answer without asking big.Float to
-	// compute a huge power.
-	if exp > 1e5 || exp < -1e5 {
-		return nil, false
-	}
-	f := newLongDouble()
-	var err error
-	if hex {
-		_, _, err = f.Parse(s, 0)
-	} else {
-		_, _, err = f.Parse(s, 10)
-	}
-	if err != nil {
-		return nil, false
-	}
-	if e := f.MantExp(nil); e > longDoubleMaxExp || e <= longDoubleMinExp {
-		return nil, false
-	}
-	return f, true
-}
-
-// formatLongDouble formats f like redis-server's human long double format:
-// "%.17Lf" with trailing zeros (and a trailing point) removed, and "-0" as
-// "0".
-func formatLongDouble(f *big.Float) string {
-	b := f.Append(make([]byte, 0, 32), 'f', 17)
-	if strings.IndexByte(string(b), '.') >= 0 {
-		for b[len(b)-1] == '0' {
-			b = b[:len(b)-1]
-		}
-		if b[len(b)-1] == '.' {
-			b = b[:len(b)-1]
-		}
-	}
-	if string(b) == "-0" {
-		return "0"
-	}
-	return string(b)
 }
 
 func cmdHRandField(x *Ctx) {

@@ -20,14 +20,14 @@ const defaultHLLSparseMax = 3000
 func registerHLL(t Table) {
 	add := func(c *Command) { c.Group = "hyperloglog"; t.Add(c) }
 	add(&Command{Name: "pfadd", Arity: -2, Flags: FlagWrite | FlagDenyOOM | FlagFast, FirstKey: 1, LastKey: 1, Step: 1,
-		ACL: []string{"write", "hyperloglog", "fast"}, KeySpecs: []KeySpec{keySpec1("RW insert", 1)}, Handler: cmdPFAdd})
+		ACL: []string{"write", "hyperloglog", "fast"}, KeySpecs: []KeySpec{keySpecAt("RW insert", 1)}, Handler: cmdPFAdd})
 	add(&Command{Name: "pfcount", Arity: -2, Flags: FlagReadonly, FirstKey: 1, LastKey: -1, Step: 1,
 		ACL: []string{"read", "hyperloglog", "slow"}, KeySpecs: []KeySpec{keySpecRange("RW access", 1, -1, 1)}, Handler: cmdPFCount})
 	add(&Command{Name: "pfmerge", Arity: -2, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: -1, Step: 1,
 		ACL:      []string{"write", "hyperloglog", "slow"},
-		KeySpecs: []KeySpec{keySpec1("RW access insert", 1), keySpecRange("RO access", 2, -1, 1)}, Handler: cmdPFMerge})
+		KeySpecs: []KeySpec{keySpecAt("RW access insert", 1), keySpecRange("RO access", 2, -1, 1)}, Handler: cmdPFMerge})
 	add(&Command{Name: "pfdebug", Arity: 3, Flags: FlagWrite | FlagDenyOOM | FlagAdmin, FirstKey: 2, LastKey: 2, Step: 1,
-		ACL: []string{"write", "hyperloglog", "admin", "slow", "dangerous"}, KeySpecs: []KeySpec{keySpec1("RW access", 2)}, Handler: cmdPFDebug})
+		ACL: []string{"write", "hyperloglog", "admin", "slow", "dangerous"}, KeySpecs: []KeySpec{keySpecAt("RW access", 2)}, Handler: cmdPFDebug})
 	add(&Command{Name: "pfselftest", Arity: 1, Flags: FlagAdmin,
 		ACL: []string{"hyperloglog", "admin", "slow", "dangerous"}, Handler: cmdPFSelfTest})
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/slotd/slotd/slots"
 	"math"
 	"math/big"
 	"strconv"
@@ -22,8 +23,8 @@ const (
 	intEncodingMaxLen = 20
 )
 
-// keySpec1 is the key spec of a command whose only key is argument begin.
-func keySpec1(flags string, begin int) KeySpec {
+// keySpecAt is the key spec of a command whose only key is argument begin.
+func keySpecAt(flags string, begin int) KeySpec {
 	return KeySpec{Flags: strings.Fields(flags), BeginIndex: begin, KeyStep: 1}
 }
 
@@ -41,7 +42,7 @@ func registerStrings(t Table) {
 		return c
 	}
 	w, wd, r := FlagWrite, FlagWrite|FlagDenyOOM, FlagReadonly
-	one := func(flags string) []KeySpec { return []KeySpec{keySpec1(flags, 1)} }
+	one := func(flags string) []KeySpec { return []KeySpec{keySpecAt(flags, 1)} }
 	str("get", 2, r|FlagFast, 1, 1, 1, "read string fast", one("RO access"), cmdGet)
 	str("set", -3, wd, 1, 1, 1, "write string slow", one("RW access update variable_flags"), cmdSet)
 	str("setnx", 3, wd|FlagFast, 1, 1, 1, "write string fast", one("OW insert"), cmdSetNX)

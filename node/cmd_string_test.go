@@ -14,7 +14,6 @@ func (tc *testClient) putList(key string) {
 	tc.s.ks.DB(tc.c.DB).Set(slots.Of([]byte(key)), []byte(key), &keyspace.Entry{Kind: keyspace.KindList})
 }
 
-const wrongType = "-WRONGTYPE Operation against a key holding the wrong kind of value|"
 
 // All expected replies below were taken from redis-server 7.0.15.
 
@@ -163,7 +162,6 @@ func TestStringIncrByFloat(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return string(FormatInt(int64(n))) }
 
 func TestStringAppendRange(t *testing.T) {
 	tc := newTestServer(t, "proto-max-bulk-len", "1mb")
