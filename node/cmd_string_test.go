@@ -14,7 +14,6 @@ func (tc *testClient) putList(key string) {
 	tc.s.ks.DB(tc.c.DB).Set(slots.Of([]byte(key)), []byte(key), &keyspace.Entry{Kind: keyspace.KindList})
 }
 
-
 // All expected replies below were taken from redis-server 7.0.15.
 
 func TestStringSetFamily(t *testing.T) {
@@ -161,7 +160,6 @@ func TestStringIncrByFloat(t *testing.T) {
 		t.Fatalf("encoding after INCRBYFLOAT: %s", enc)
 	}
 }
-
 
 func TestStringAppendRange(t *testing.T) {
 	tc := newTestServer(t, "proto-max-bulk-len", "1mb")
