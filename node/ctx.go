@@ -19,6 +19,24 @@ type Ctx struct {
 	DB   *keyspace.DB
 	// Now is the call's time in unix milliseconds; expiry is judged by it.
 	Now int64
+	// selfLock is set while a LockSelf command runs straight from the
+	// dispatcher: it must lock the slots it visits itself.
+	selfLock bool
+}
+
+// LockSlot locks one slot for a LockSelf handler; it does nothing when the
+// caller already holds every lock (inside EXEC).
+func (x *Ctx) LockSlot(slot int) {
+	if x.selfLock {
+		x.S.ks.Lock(slot)
+	}
+}
+
+// UnlockSlot undoes LockSlot.
+func (x *Ctx) UnlockSlot(slot int) {
+	if x.selfLock {
+		x.S.ks.Unlock(slot)
+	}
 }
 
 // Read looks key up for reading: expired keys are removed, hits and misses
@@ -66,7 +84,7 @@ func (x *Ctx) WriteKind(key []byte, k keyspace.Kind) (e *keyspace.Entry, ok bool
 
 // Put stores e under key (replacing value and TTL) and signals the change.
 func (x *Ctx) Put(key []byte, e *keyspace.Entry) {
-	e.Access = x.S.lruClock()
+	e.Access = x.S.newAccess()
 	x.DB.Set(slots.Of(key), key, e)
 	x.Modified(key)
 }
@@ -89,6 +107,11 @@ func (x *Ctx) SetExpire(key []byte, e *keyspace.Entry, ms int64) {
 // towards the dirty counter. Every write must call it (Put and Del do).
 func (x *Ctx) Modified(key []byte) {
 	x.S.dirty.Add(1)
+	if x.S.ev.maxmem.Load() != 0 {
+		// Re-charge values that grew or shrank in place, so that the
+		// memory estimate eviction relies on stays current.
+		x.DB.Recharge(slots.Of(key), key)
+	}
 	if x.S.watching.Load() > 0 {
 		x.S.touchWatched(x.DB.ID, key)
 	}

@@ -39,6 +39,9 @@ func (s *Server) execute(c *Client, args [][]byte) {
 		c.out.Error(ErrNoAuth)
 		return
 	}
+	if s.ev.maxmem.Load() != 0 && !s.checkMemory(c, cmd) {
+		return
+	}
 	if c.Flags&ClientMulti != 0 && !multiControl(cmd) {
 		if cmd.Flags&FlagNoMulti != 0 {
 			s.rejectInMulti(c)
@@ -83,6 +86,10 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		s.ks.LockAll()
 		s.run(x)
 		s.ks.UnlockAll()
+	case LockSelf:
+		x.selfLock = true
+		s.run(x)
+		x.selfLock = false
 	default:
 		c.keyPos = cmd.keyPositions(args, c.keyPos[:0])
 		switch len(c.keyPos) {

@@ -310,14 +310,20 @@ func (db *DB) Flush() {
 }
 
 // RandomSlot picks a slot that held keys a moment ago, or -1 when the
-// database is empty. It takes no lock: the caller locks the slot and
+// database is empty; rng may be nil for the global source. It takes no lock: the caller locks the slot and
 // checks that it still holds keys. Slots are weighted equally whatever
 // their key counts, as redis-server's random bucket choice is in spirit.
 func (db *DB) RandomSlot(rng *rand.Rand) int {
 	if db.count.Load() == 0 {
 		return -1
 	}
-	return db.NextNonEmpty(rng.IntN(slots.Count), true)
+	var start int
+	if rng != nil {
+		start = rng.IntN(slots.Count)
+	} else {
+		start = rand.IntN(slots.Count)
+	}
+	return db.NextNonEmpty(start, true)
 }
 
 // NextNonEmpty returns the first slot at or after from that holds keys
