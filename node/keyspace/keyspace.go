@@ -182,7 +182,7 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 			db.volatile.Add(-1)
 		}
 		e.pos = old.pos
-		db.ks.charge(slot, e, EstimateSize(len(key), e), int64(old.charge))
+		db.ks.charge(slot, e, chargeFor(len(key), e), int64(old.charge))
 		t.keys[string(key)] = e
 		if e.Expire != 0 {
 			db.addExpire(t, string(key), e)
@@ -196,7 +196,7 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 	if len(t.order) == 1 {
 		db.nonEmpty[slot>>6].Or(1 << (slot & 63))
 	}
-	db.ks.charge(slot, e, EstimateSize(len(k), e), 0)
+	db.ks.charge(slot, e, chargeFor(len(k), e), 0)
 	db.count.Add(1)
 	if e.Expire != 0 {
 		db.addExpire(t, k, e)

@@ -32,6 +32,16 @@ func EstimateSize(keyLen int, e *Entry) int64 {
 	return n
 }
 
+// chargeFor is what storing e costs: an entry that was charged before
+// (one moved by RENAME or MOVE) keeps its charge, so that moving a large
+// collection stays O(1) instead of re-measuring it.
+func chargeFor(keyLen int, e *Entry) int64 {
+	if e.charge != 0 {
+		return int64(e.charge)
+	}
+	return EstimateSize(keyLen, e)
+}
+
 func (ks *Keyspace) charge(slot int, e *Entry, size, prev int64) {
 	if size > math.MaxInt32 {
 		size = math.MaxInt32
