@@ -18,6 +18,9 @@ func setCfg(t *testing.T, tc *testClient, name, val string) {
 // shrink sets maxmemory to a fraction of the memory in use, so that the
 // next command must evict.
 func shrink(t *testing.T, tc *testClient, frac float64) int64 {
+	// Unbounded tenacity: evict to the limit in one go, however slow the
+	// machine (or the race detector) makes it.
+	setCfg(t, tc, "maxmemory-eviction-tenacity", "100")
 	limit := int64(float64(tc.s.ks.UsedMemory()) * frac)
 	setCfg(t, tc, "maxmemory", strconv.FormatInt(limit, 10))
 	return limit
@@ -213,3 +216,22 @@ func TestLFUCounter(t *testing.T) {
 }
 
 func slotsOf(k string) int { return slots.Of([]byte(k)) }
+
+// TestEvictBudget checks that one command's eviction stops at the time
+// budget and lets the command run; the next commands carry on.
+func TestEvictBudget(t *testing.T) {
+	tc := newTestServer(t, "maxmemory-policy", "allkeys-random")
+	fill(tc, "a:", 20000)
+	setCfg(t, tc, "maxmemory-eviction-tenacity", "0")
+	setCfg(t, tc, "maxmemory", "1000")
+	tc.expect("+OK|", "SET", "x", "y")
+	if n := tc.s.ks.EvictedKeys.Load(); n == 0 || n == 20000 {
+		t.Fatalf("evicted %d with a zero budget", n)
+	}
+	for i := 0; i < 20000 && tc.s.ks.UsedMemory() > 1000; i++ {
+		tc.do("GET", "x")
+	}
+	if used := tc.s.ks.UsedMemory(); used > 1000 {
+		t.Fatalf("used %d", used)
+	}
+}
