@@ -132,6 +132,7 @@ type slotTable struct {
 	keys    map[string]*Entry
 	expires map[string]*Entry
 	order   []string
+	bytes   int64 // sum of the entries' charges
 }
 
 func newDB(ks *Keyspace, id int) *DB {
@@ -182,7 +183,7 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 			db.volatile.Add(-1)
 		}
 		e.pos = old.pos
-		db.ks.charge(slot, e, chargeFor(len(key), e), int64(old.charge))
+		db.ks.charge(slot, t, e, chargeFor(len(key), e), int64(old.charge))
 		t.keys[string(key)] = e
 		if e.Expire != 0 {
 			db.addExpire(t, string(key), e)
@@ -196,7 +197,7 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 	if len(t.order) == 1 {
 		db.nonEmpty[slot>>6].Or(1 << (slot & 63))
 	}
-	db.ks.charge(slot, e, chargeFor(len(k), e), 0)
+	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
 	db.count.Add(1)
 	if e.Expire != 0 {
 		db.addExpire(t, k, e)
@@ -256,6 +257,7 @@ func (db *DB) remove(slot int, t *slotTable, key string, e *Entry) {
 		t.order = nil
 		db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
 	}
+	t.bytes -= int64(e.charge)
 	db.ks.mem[slot%memShards].Add(-int64(e.charge))
 	db.count.Add(-1)
 	if e.Expire != 0 {
@@ -278,11 +280,7 @@ func (db *DB) ForEachInSlot(slot int, fn func(key string, e *Entry) bool) {
 func (db *DB) FlushSlot(slot int) int {
 	t := &db.slots[slot]
 	n := len(t.keys)
-	var freed int64
-	for _, e := range t.keys {
-		freed += int64(e.charge)
-	}
-	db.ks.mem[slot%memShards].Add(-freed)
+	db.ks.mem[slot%memShards].Add(-t.bytes)
 	db.count.Add(int64(-n))
 	db.volatile.Add(int64(-len(t.expires)))
 	t.keys = nil
@@ -294,17 +292,22 @@ func (db *DB) FlushSlot(slot int) int {
 
 // Flush removes every key. The caller holds LockAll.
 func (db *DB) Flush() {
-	for s := range db.slots {
-		var freed int64
-		for _, e := range db.slots[s].keys {
-			freed += int64(e.charge)
+	// Only the slots that hold keys are reset, without allocating; the
+	// values are left to the garbage collector. Each slot keeps its byte
+	// total, so the memory count is fixed in O(slots), not O(keys).
+	var freed [memShards]int64
+	for s := db.NextNonEmpty(0, false); s >= 0; s = db.NextNonEmpty(s+1, false) {
+		freed[s%memShards] += db.slots[s].bytes
+		db.slots[s] = slotTable{}
+	}
+	for i, f := range freed {
+		if f != 0 {
+			db.ks.mem[i].Add(-f)
 		}
-		db.ks.mem[s%memShards].Add(-freed)
 	}
 	for i := range db.nonEmpty {
 		db.nonEmpty[i].Store(0)
 	}
-	db.slots = new([slots.Count]slotTable)
 	db.count.Store(0)
 	db.volatile.Store(0)
 }

@@ -42,12 +42,13 @@ func chargeFor(keyLen int, e *Entry) int64 {
 	return EstimateSize(keyLen, e)
 }
 
-func (ks *Keyspace) charge(slot int, e *Entry, size, prev int64) {
+func (ks *Keyspace) charge(slot int, t *slotTable, e *Entry, size, prev int64) {
 	if size > math.MaxInt32 {
 		size = math.MaxInt32
 	}
 	e.charge = int32(size)
 	if d := size - prev; d != 0 {
+		t.bytes += d
 		ks.mem[slot%memShards].Add(d)
 	}
 }
@@ -68,7 +69,7 @@ func (db *DB) Recharge(slot int, key []byte) {
 	if e == nil {
 		return
 	}
-	db.ks.charge(slot, e, EstimateSize(len(key), e), int64(e.charge))
+	db.ks.charge(slot, &db.slots[slot], e, EstimateSize(len(key), e), int64(e.charge))
 }
 
 // Charge returns the bytes e is currently counted for.
