@@ -185,8 +185,14 @@ func (s *Server) checkMemory(c *Client, cmd *Command) bool {
 	if !reject {
 		return true
 	}
-	s.rejectInMulti(c)
 	cmd.Stats.RejectedCalls.Add(1)
+	if cmd.Name == "exec" && c.Flags&ClientMulti != 0 {
+		// A refused EXEC ends the transaction, as redis-server does.
+		c.out.Error("EXECABORT Transaction discarded because of: " + ErrOOM)
+		s.discardMulti(c)
+		return false
+	}
+	s.rejectInMulti(c)
 	c.out.Error(ErrOOM)
 	return false
 }

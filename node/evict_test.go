@@ -54,6 +54,15 @@ func TestEvictNoEviction(t *testing.T) {
 	tc.expect("+OK|", "MULTI")
 	tc.expect("-OOM command not allowed when used memory > 'maxmemory'.|", "GET", "k:1")
 	tc.expect("-EXECABORT Transaction discarded because of previous errors.|", "EXEC")
+	// A transaction queued before memory ran out is refused at EXEC.
+	setCfg(t, tc, "maxmemory", "0")
+	tc.expect("+OK|", "MULTI")
+	tc.expect("+QUEUED|", "SET", "x", "y")
+	tc.expect("+QUEUED|", "GET", "x")
+	shrink(t, tc, 0.5)
+	tc.expect("-EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.|", "EXEC")
+	tc.expect("-ERR EXEC without MULTI|", "EXEC")
+	tc.expect("$-1|", "GET", "x")
 	if tc.s.ks.EvictedKeys.Load() != 0 {
 		t.Fatal("noeviction evicted")
 	}
