@@ -405,3 +405,15 @@ func (tc *testClient) expectRaw(want string, args ...string) {
 		tc.t.Fatalf("%q:\n got  %q\n want %q", args, got, want)
 	}
 }
+
+func TestKeysClusterMode(t *testing.T) {
+	tc := newTestServer(t, "cluster-enabled", "yes")
+	tc.expect("+OK|", "SET", "{a}1", "1")
+	tc.expect("-ERR Copying to another database is not allowed in cluster mode|", "COPY", "{a}1", "{a}2", "db", "1")
+	tc.expect(":1|", "COPY", "{a}1", "{a}2", "db", "0")
+	tc.expect("-ERR value is not an integer or out of range|", "COPY", "{a}1", "{a}2", "db", "x")
+	tc.expect("-ERR source and destination objects are the same|", "COPY", "{a}1", "{a}1", "db", "0")
+	tc.expect("-ERR MOVE is not allowed in cluster mode|", "MOVE", "{a}1", "x")
+	tc.expect("-ERR SWAPDB is not allowed in cluster mode|", "SWAPDB", "x", "1")
+	tc.expect(":64|", "MEMORY", "USAGE", "{a}1") // 16 more bytes of slot-to-key links
+}
