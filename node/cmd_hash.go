@@ -480,7 +480,7 @@ func cmdHScan(x *Ctx) {
 	h := hashOf(e)
 	var out []string
 	collect := func(f, v string) {
-		if pattern == nil || globMatch(pattern, hashStrBytes(f)) {
+		if pattern == nil || scanMatch(pattern, hashStrBytes(f)) {
 			out = append(out, f, v)
 		}
 	}
@@ -501,92 +501,4 @@ func cmdHScan(x *Ctx) {
 	for _, s := range out {
 		x.W.BulkString(s)
 	}
-}
-
-// globMatch reports whether s matches the glob pattern p with
-// redis-server's rules: * ? [abc] [^a-z] and \ escapes; an unclosed [
-// class ends at the end of the pattern.
-func globMatch(p, s []byte) bool {
-	// Backtracking on the last star only is enough: a later star can
-	// absorb anything an earlier one would.
-	pi, si := 0, 0
-	starP, starS := -1, 0
-	for si < len(s) {
-		if pi < len(p) {
-			if p[pi] == '*' {
-				for pi < len(p) && p[pi] == '*' {
-					pi++
-				}
-				if pi == len(p) {
-					return true
-				}
-				starP, starS = pi, si
-				continue
-			}
-			if next, ok := globOne(p, pi, s[si]); ok {
-				pi, si = next, si+1
-				continue
-			}
-		}
-		if starP < 0 {
-			return false
-		}
-		starS++
-		pi, si = starP, starS
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
-
-// globOne matches the single-character pattern element at p[pi] against c
-// and returns the index after that element.
-func globOne(p []byte, pi int, c byte) (int, bool) {
-	switch p[pi] {
-	case '?':
-		return pi + 1, true
-	case '\\':
-		if pi+1 < len(p) {
-			pi++
-		}
-		return pi + 1, p[pi] == c
-	case '[':
-		pi++
-		not := pi < len(p) && p[pi] == '^'
-		if not {
-			pi++
-		}
-		match := false
-		for {
-			if pi < len(p) && p[pi] == '\\' && pi+1 < len(p) {
-				pi++
-				if p[pi] == c {
-					match = true
-				}
-			} else if pi < len(p) && p[pi] == ']' {
-				break
-			} else if pi >= len(p) {
-				pi = len(p) - 1
-				break
-			} else if pi+2 < len(p) && p[pi+1] == '-' {
-				lo, hi := p[pi], p[pi+2]
-				if lo > hi {
-					lo, hi = hi, lo
-				}
-				if lo <= c && c <= hi {
-					match = true
-				}
-				pi += 2
-			} else if p[pi] == c {
-				match = true
-			}
-			pi++
-		}
-		if not {
-			match = !match
-		}
-		return pi + 1, match
-	}
-	return pi + 1, p[pi] == c
 }

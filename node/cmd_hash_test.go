@@ -406,7 +406,7 @@ func TestGlobMatch(t *testing.T) {
 		{"a[^", "a[", true},
 		{"a[^", "a", false},
 	} {
-		if got := globMatch([]byte(c.p), []byte(c.s)); got != c.want {
+		if got := scanMatch([]byte(c.p), []byte(c.s)); got != c.want {
 			t.Errorf("globMatch(%q, %q) = %v", c.p, c.s, got)
 		}
 	}

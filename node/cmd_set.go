@@ -583,7 +583,7 @@ func cmdSScan(x *Ctx) {
 	var body []byte
 	n := 0
 	next := s.Scan(sa.cursor, sa.count, func(m []byte) {
-		if sa.pattern != nil && !memberMatch(sa.pattern, m, false) {
+		if sa.pattern != nil && !scanMatch(sa.pattern, m) {
 			return
 		}
 		body = appendBulk(body, m)
@@ -616,112 +616,4 @@ func equalFold(b []byte, s string) bool {
 		}
 	}
 	return true
-}
-
-// memberMatch is glob-style matching as redis-server's SCAN MATCH does it:
-// * ? [abc] [^a-z] and \ escapes. It backtracks only to the last star, so
-// it runs in O(len(p)*len(s)) whatever the pattern.
-func memberMatch(p, s []byte, nocase bool) bool {
-	pi, si := 0, 0
-	starP, starS := -1, 0
-	for si < len(s) {
-		if pi < len(p) {
-			switch p[pi] {
-			case '*':
-				starP, starS = pi, si
-				pi++
-				continue
-			case '?':
-				pi++
-				si++
-				continue
-			case '[':
-				if ok, next := matchClass(p, pi+1, s[si], nocase); ok {
-					pi = next
-					si++
-					continue
-				}
-			case '\\':
-				lit, step := p[pi], 1
-				if pi+1 < len(p) {
-					lit, step = p[pi+1], 2
-				}
-				if eqByte(lit, s[si], nocase) {
-					pi += step
-					si++
-					continue
-				}
-			default:
-				if eqByte(p[pi], s[si], nocase) {
-					pi++
-					si++
-					continue
-				}
-			}
-		}
-		if starP < 0 {
-			return false
-		}
-		starS++
-		pi, si = starP+1, starS
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
-}
-
-// matchClass matches c against the class that starts at p[i] (just after
-// '['); it returns the position after the closing ']' (or the end of an
-// unterminated class).
-func matchClass(p []byte, i int, c byte, nocase bool) (bool, int) {
-	not := i < len(p) && p[i] == '^'
-	if not {
-		i++
-	}
-	match := false
-	for i < len(p) && p[i] != ']' {
-		switch {
-		case p[i] == '\\' && i+1 < len(p):
-			i++
-			if eqByte(p[i], c, nocase) {
-				match = true
-			}
-		case i+2 < len(p) && p[i+1] == '-':
-			lo, hi, cc := p[i], p[i+2], c
-			if lo > hi {
-				lo, hi = hi, lo
-			}
-			if nocase {
-				lo, hi, cc = lower(lo), lower(hi), lower(c)
-			}
-			if cc >= lo && cc <= hi {
-				match = true
-			}
-			i += 2
-		default:
-			if eqByte(p[i], c, nocase) {
-				match = true
-			}
-		}
-		i++
-	}
-	if i < len(p) {
-		i++ // the closing ']'
-	}
-	return match != not, i
-}
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
-}
-
-func eqByte(a, b byte, nocase bool) bool {
-	if nocase {
-		return lower(a) == lower(b)
-	}
-	return a == b
 }

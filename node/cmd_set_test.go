@@ -228,7 +228,7 @@ func entryOf(tc *testClient, key string) *keyspace.Entry {
 	return tc.s.ks.DB(0).Peek(slots.Of([]byte(key)), []byte(key))
 }
 
-func encodingOf(tc *testClient, key string) string {
+func objEncoding(tc *testClient, key string) string {
 	e := entryOf(tc, key)
 	if e == nil {
 		return "none"
@@ -268,35 +268,35 @@ func TestSetEncodingConversion(t *testing.T) {
 		args = append(args, strconv.Itoa(i))
 	}
 	tc.expect(":512|", args...)
-	if enc := encodingOf(tc, "s"); enc != "intset" {
+	if enc := objEncoding(tc, "s"); enc != "intset" {
 		t.Fatalf("512 ints: %s", enc)
 	}
 	tc.expect(":1|", "SADD", "s", "512")
-	if enc := encodingOf(tc, "s"); enc != "hashtable" {
+	if enc := objEncoding(tc, "s"); enc != "hashtable" {
 		t.Fatalf("513 ints: %s", enc)
 	}
 	tc.expect(":1|", "SREM", "s", "512")
-	if enc := encodingOf(tc, "s"); enc != "hashtable" {
+	if enc := objEncoding(tc, "s"); enc != "hashtable" {
 		t.Fatalf("never converts back: %s", enc)
 	}
 	tc.expect(":3|", "SADD", "t", "1", "2", "x")
-	if enc := encodingOf(tc, "t"); enc != "hashtable" {
+	if enc := objEncoding(tc, "t"); enc != "hashtable" {
 		t.Fatal(enc)
 	}
 	// A stored result is built afresh: all integers again means intset.
 	tc.expect(":1|", "SREM", "t", "x")
 	tc.expect(":2|", "SUNIONSTORE", "u", "t")
-	if enc := encodingOf(tc, "u"); enc != "intset" {
+	if enc := objEncoding(tc, "u"); enc != "intset" {
 		t.Fatal(enc)
 	}
 	withLimits(t, func(l *keyspace.Limits) { l.SetMaxIntsetEntries = 2 })
 	tc2 := newTestServer(t)
 	tc2.expect(":2|", "SADD", "s", "1", "2")
-	if enc := encodingOf(tc2, "s"); enc != "intset" {
+	if enc := objEncoding(tc2, "s"); enc != "intset" {
 		t.Fatal(enc)
 	}
 	tc2.expect(":1|", "SADD", "s", "3")
-	if enc := encodingOf(tc2, "s"); enc != "hashtable" {
+	if enc := objEncoding(tc2, "s"); enc != "hashtable" {
 		t.Fatal(enc)
 	}
 }
@@ -396,7 +396,7 @@ func TestMemberMatch(t *testing.T) {
 		{`a\`, `a\`, true}, {"[\\]]", "]", true}, {"*a*a*a*a*a*b", strings.Repeat("a", 60), false},
 		{"h*llo", "hllo", true}, {"[abc", "b", true},
 	} {
-		if got := memberMatch([]byte(c.p), []byte(c.s), false); got != c.want {
+		if got := scanMatch([]byte(c.p), []byte(c.s)); got != c.want {
 			t.Errorf("match(%q, %q) = %v", c.p, c.s, got)
 		}
 	}

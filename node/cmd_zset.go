@@ -983,7 +983,7 @@ func cmdZScan(x *Ctx) {
 	n := 0
 	next := z.Scan(sa.cursor, sa.count, func(node *keyspace.ZNode) {
 		m := bytesOfString(node.Member)
-		if sa.pattern != nil && !memberMatch(sa.pattern, m, false) {
+		if sa.pattern != nil && !scanMatch(sa.pattern, m) {
 			return
 		}
 		body = appendBulk(body, m)

@@ -532,37 +532,37 @@ func TestZSetEncodingConversion(t *testing.T) {
 		args = append(args, strconv.Itoa(i), "m"+strconv.Itoa(i))
 	}
 	tc.expect(":128|", args...)
-	if enc := encodingOf(tc, "z"); enc != "listpack" {
+	if enc := objEncoding(tc, "z"); enc != "listpack" {
 		t.Fatal(enc)
 	}
 	tc.expect(":1|", "ZADD", "z", "1", "one-more")
-	if enc := encodingOf(tc, "z"); enc != "skiplist" {
+	if enc := objEncoding(tc, "z"); enc != "skiplist" {
 		t.Fatal(enc)
 	}
 	tc.expect(":2|", "ZREM", "z", "one-more", "m0")
-	if enc := encodingOf(tc, "z"); enc != "skiplist" {
+	if enc := objEncoding(tc, "z"); enc != "skiplist" {
 		t.Fatalf("never converts back in place: %s", enc)
 	}
 	// Stored results get the encoding their contents call for.
 	tc.expect(":3|", "ZRANGESTORE", "small", "z", "0", "2")
-	if enc := encodingOf(tc, "small"); enc != "listpack" {
+	if enc := objEncoding(tc, "small"); enc != "listpack" {
 		t.Fatal(enc)
 	}
 	tc.expect(":127|", "ZUNIONSTORE", "u", "1", "z")
-	if enc := encodingOf(tc, "u"); enc != "listpack" {
+	if enc := objEncoding(tc, "u"); enc != "listpack" {
 		t.Fatal(enc)
 	}
 	long := strings.Repeat("x", 65)
 	tc.expect(":1|", "ZADD", "l", "1", strings.Repeat("x", 64))
-	if enc := encodingOf(tc, "l"); enc != "listpack" {
+	if enc := objEncoding(tc, "l"); enc != "listpack" {
 		t.Fatal(enc)
 	}
 	tc.expect(":1|", "ZADD", "l", "1", long)
-	if enc := encodingOf(tc, "l"); enc != "skiplist" {
+	if enc := objEncoding(tc, "l"); enc != "skiplist" {
 		t.Fatal(enc)
 	}
 	tc.expect("$1|1|", "ZINCRBY", "new", "1", long)
-	if enc := encodingOf(tc, "new"); enc != "skiplist" {
+	if enc := objEncoding(tc, "new"); enc != "skiplist" {
 		t.Fatal(enc)
 	}
 	// A listpack keeps scores as text: -0 reads back as 0.
@@ -570,7 +570,7 @@ func TestZSetEncodingConversion(t *testing.T) {
 	tc.expect("$1|0|", "ZSCORE", "neg", "a")
 	withLimits(t, func(l *keyspace.Limits) { l.ZSetMaxListpackEntries = 0 })
 	tc.expect(":1|", "ZADD", "zero", "-0", "a")
-	if enc := encodingOf(tc, "zero"); enc != "skiplist" {
+	if enc := objEncoding(tc, "zero"); enc != "skiplist" {
 		t.Fatal(enc)
 	}
 	tc.expect("$2|-0|", "ZSCORE", "zero", "a")

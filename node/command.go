@@ -56,6 +56,13 @@ const (
 	LockKeys LockMode = iota
 	// LockAll locks every slot: the command sees the whole keyspace.
 	LockAll
+	// LockSelf takes no lock before the call: the handler walks the slots
+	// and locks each itself with Ctx.LockSlot (SCAN, RANDOMKEY), so that it
+	// costs O(work) rather than 16384 lock operations. Where the command
+	// runs inside a transaction (or anywhere but directly from the
+	// dispatcher) the caller must hold every slot lock instead, and
+	// Ctx.LockSlot does nothing.
+	LockSelf
 )
 
 // HandlerFunc runs one command.

@@ -26,6 +26,10 @@ type Ctx struct {
 	keyPtr  *byte
 	keyLen  int
 	keySlot int
+
+	// selfLock is set while a LockSelf command runs straight from the
+	// dispatcher: it must lock the slots it visits itself.
+	selfLock bool
 }
 
 // Slot returns the hash slot of key, reusing the dispatcher's computation
@@ -35,6 +39,21 @@ func (x *Ctx) Slot(key []byte) int {
 		return x.keySlot
 	}
 	return slots.Of(key)
+}
+
+// LockSlot locks one slot for a LockSelf handler; it does nothing when the
+// caller already holds every lock (inside EXEC).
+func (x *Ctx) LockSlot(slot int) {
+	if x.selfLock {
+		x.S.ks.Lock(slot)
+	}
+}
+
+// UnlockSlot undoes LockSlot.
+func (x *Ctx) UnlockSlot(slot int) {
+	if x.selfLock {
+		x.S.ks.Unlock(slot)
+	}
 }
 
 // Read looks key up for reading: expired keys are removed, hits and misses
@@ -82,7 +101,7 @@ func (x *Ctx) WriteKind(key []byte, k keyspace.Kind) (e *keyspace.Entry, ok bool
 
 // Put stores e under key (replacing value and TTL) and signals the change.
 func (x *Ctx) Put(key []byte, e *keyspace.Entry) {
-	e.Access = x.S.lruClock()
+	e.Access = x.S.newAccess()
 	x.DB.Set(x.Slot(key), key, e)
 	x.Modified(key)
 }
@@ -105,6 +124,12 @@ func (x *Ctx) SetExpire(key []byte, e *keyspace.Entry, ms int64) {
 // towards the dirty counter. Every write must call it (Put and Del do).
 func (x *Ctx) Modified(key []byte) {
 	x.S.dirty.AddAt(x.C.ID, 1)
+	if x.S.ev.maxmem.Load() != 0 {
+		// Re-charge values that grew or shrank in place, so that the
+		// memory estimate eviction relies on stays current.
+		x.DB.Recharge(x.Slot(key), key)
+	}
+
 	if x.S.watching.Load() > 0 {
 		x.S.touchWatched(x.DB.ID, key)
 	}

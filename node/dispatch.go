@@ -45,6 +45,9 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 		s.reject(c, cmd, ErrNoAuth)
 		return
 	}
+	if s.ev.maxmem.Load() != 0 && !s.checkMemory(c, cmd) {
+		return
+	}
 	if c.Flags&ClientMulti != 0 && !multiControl(cmd) {
 		if r := s.route.Load(); r != nil && routed(cmd) {
 			one := [1]queued{{cmd: cmd, args: args}}
@@ -123,7 +126,11 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	all := cmd.Lock == LockAll
 	if all {
 		s.ks.LockAll()
+	} else if cmd.Lock == LockSelf {
+		// The handler locks the slots it visits itself.
+		x.selfLock = true
 	} else {
+
 		c.keyPos = cmd.keyPositions(args, c.keyPos[:0])
 		switch len(c.keyPos) {
 		case 0:
@@ -152,6 +159,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	if ok {
 		s.run(x)
 	}
+	x.selfLock = false
 	if all {
 		s.ks.UnlockAll()
 	} else if lockSet != nil {

@@ -56,7 +56,7 @@ func cmdExec(x *Ctx) {
 	all := false
 	var lockSet []int
 	for _, q := range queue {
-		if q.cmd.Lock == LockAll {
+		if q.cmd.Lock != LockKeys {
 			all = true
 			break
 		}

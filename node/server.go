@@ -51,6 +51,11 @@ type Server struct {
 	maxBulk     atomic.Int64
 	protected   atomic.Bool
 
+	// ev is the maxmemory state (evict.go); noActiveExpire is DEBUG
+	// SET-ACTIVE-EXPIRE 0.
+	ev             evictor
+	noActiveExpire atomic.Bool
+
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
@@ -89,6 +94,7 @@ func (s *Server) applyConfig(string) {
 	s.maxClients.Store(s.Cfg.Int("maxclients"))
 	s.maxBulk.Store(s.Cfg.Int("proto-max-bulk-len"))
 	s.protected.Store(s.Cfg.Bool("protected-mode"))
+	s.applyEvictConfig()
 }
 
 // Keyspace returns the node's data.
@@ -101,7 +107,15 @@ const lruMask = 1<<24 - 1
 
 func (s *Server) lruClock() uint32 { return s.lru.Load() }
 
-func (s *Server) touch(e *keyspace.Entry) { e.Access = s.lru.Load() }
+// touch records an access to e: the LRU clock, or under an LFU policy the
+// decayed and incremented frequency counter.
+func (s *Server) touch(e *keyspace.Entry) {
+	if evictPolicy(s.ev.policy.Load()).lfu() {
+		s.lfuTouch(e)
+		return
+	}
+	e.Access = s.lru.Load()
+}
 
 // Listen opens the client listeners from the bind and port directives.
 func (s *Server) Listen() error {
@@ -384,7 +398,9 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
-			s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
+			if !s.noActiveExpire.Load() {
+				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
+			}
 		}
 	}
 }

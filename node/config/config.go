@@ -45,6 +45,12 @@ var table = []Directive{
 	{Name: "loglevel", Kind: KindEnum, Default: "notice", Enum: []string{"debug", "verbose", "notice", "warning", "nothing"}},
 	{Name: "logfile", Kind: KindString, Default: "", Immutable: true},
 	{Name: "dir", Kind: KindString, Default: ""},
+	{Name: "maxmemory", Kind: KindMemory, Default: "0", Min: 0, Max: 1<<63 - 1},
+	{Name: "maxmemory-policy", Kind: KindEnum, Default: "noeviction", Enum: []string{"volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"}},
+	{Name: "maxmemory-samples", Kind: KindInt, Default: "5", Min: 1, Max: 1<<31 - 1},
+	{Name: "maxmemory-eviction-tenacity", Kind: KindInt, Default: "10", Min: 0, Max: 100},
+	{Name: "lfu-log-factor", Kind: KindInt, Default: "10", Min: 0, Max: 1<<31 - 1},
+	{Name: "lfu-decay-time", Kind: KindInt, Default: "1", Min: 0, Max: 1<<31 - 1},
 	{Name: "enable-debug-command", Kind: KindEnum, Default: "no", Enum: []string{"no", "yes", "local"}, Immutable: true},
 }
 

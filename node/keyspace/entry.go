@@ -46,6 +46,14 @@ type Entry struct {
 	Expire int64
 	Str    []byte
 	Obj    any
+
+	// pos is the entry's index in its slot's key order (see slotTable) and
+	// charge the bytes it was counted for in Keyspace.UsedMemory. Both are
+	// owned by the DB that holds the entry: an entry lives in one table at
+	// a time (delete it before storing it under another key). They fit in
+	// the padding of the 64-byte allocation class, so cost nothing.
+	pos    int32
+	charge int32
 }
 
 // NewString returns a string entry that owns a copy of v.

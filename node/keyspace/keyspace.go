@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,18 @@ type Keyspace struct {
 	EvictedKeys  atomic.Int64
 	KeyspaceHits Counter
 	KeyspaceMiss Counter
+
+	// mem counts the estimated bytes held by keys (see UsedMemory), split
+	// in padded shards by slot so that writers on different slots do not
+	// contend on one cache line.
+	mem [memShards]paddedInt64
+}
+
+const memShards = 32
+
+type paddedInt64 struct {
+	atomic.Int64
+	_ [56]byte
 }
 
 type paddedMutex struct {
@@ -81,6 +94,11 @@ func (ks *Keyspace) UnlockAll() {
 func (ks *Keyspace) SwapDBs(a, b int) {
 	da, db := ks.dbs[a], ks.dbs[b]
 	da.slots, db.slots = db.slots, da.slots
+	for i := range da.nonEmpty {
+		wa, wb := da.nonEmpty[i].Load(), db.nonEmpty[i].Load()
+		da.nonEmpty[i].Store(wb)
+		db.nonEmpty[i].Store(wa)
+	}
 	na, nb := da.count.Load(), db.count.Load()
 	da.count.Store(nb)
 	db.count.Store(na)
@@ -98,11 +116,23 @@ type DB struct {
 	volatile atomic.Int64
 	// expireCursor is where the active expire cycle resumes.
 	expireCursor int
+	// nonEmpty has bit s set while slot s holds keys. It is written under
+	// the slot's lock and read without locks, so that SCAN, RANDOMKEY and
+	// eviction skip empty slots 64 at a time.
+	nonEmpty [slots.Count / 64]atomic.Uint64
 }
 
+// slotTable is one slot's keys. order lists the keys densely so that a
+// key can be picked at random and a scan can resume by position: a new key
+// is appended, a removed key's place is taken by the last key (Entry.pos
+// tracks each key's index). A scan that walks positions downwards thus
+// never misses a key that stays: keys only ever move to lower positions,
+// and only from the end.
 type slotTable struct {
 	keys    map[string]*Entry
 	expires map[string]*Entry
+	order   []string
+	bytes   int64 // sum of the entries' charges
 }
 
 func newDB(ks *Keyspace, id int) *DB {
@@ -132,7 +162,7 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 		return nil
 	}
 	if e.Expire != 0 && e.Expire <= now {
-		db.remove(t, string(key), e)
+		db.remove(slot, t, string(key), e)
 		db.ks.ExpiredKeys.Add(1)
 		return nil
 	}
@@ -152,6 +182,8 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 			delete(t.expires, string(key))
 			db.volatile.Add(-1)
 		}
+		e.pos = old.pos
+		db.ks.charge(slot, t, e, chargeFor(len(key), e), int64(old.charge))
 		t.keys[string(key)] = e
 		if e.Expire != 0 {
 			db.addExpire(t, string(key), e)
@@ -160,6 +192,12 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 	}
 	k := string(key)
 	t.keys[k] = e
+	e.pos = int32(len(t.order))
+	t.order = append(t.order, k)
+	if len(t.order) == 1 {
+		db.nonEmpty[slot>>6].Or(1 << (slot & 63))
+	}
+	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
 	db.count.Add(1)
 	if e.Expire != 0 {
 		db.addExpire(t, k, e)
@@ -197,7 +235,7 @@ func (db *DB) Delete(slot int, key []byte, now int64) bool {
 	if e == nil {
 		return false
 	}
-	db.remove(t, string(key), e)
+	db.remove(slot, t, string(key), e)
 	if e.Expire != 0 && e.Expire <= now {
 		db.ks.ExpiredKeys.Add(1)
 		return false
@@ -205,8 +243,22 @@ func (db *DB) Delete(slot int, key []byte, now int64) bool {
 	return true
 }
 
-func (db *DB) remove(t *slotTable, key string, e *Entry) {
+func (db *DB) remove(slot int, t *slotTable, key string, e *Entry) {
 	delete(t.keys, key)
+	last := len(t.order) - 1
+	if int(e.pos) != last {
+		moved := t.order[last]
+		t.order[e.pos] = moved
+		t.keys[moved].pos = e.pos
+	}
+	t.order[last] = ""
+	t.order = t.order[:last]
+	if last == 0 {
+		t.order = nil
+		db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
+	}
+	t.bytes -= int64(e.charge)
+	db.ks.mem[slot%memShards].Add(-int64(e.charge))
 	db.count.Add(-1)
 	if e.Expire != 0 {
 		delete(t.expires, key)
@@ -228,32 +280,78 @@ func (db *DB) ForEachInSlot(slot int, fn func(key string, e *Entry) bool) {
 func (db *DB) FlushSlot(slot int) int {
 	t := &db.slots[slot]
 	n := len(t.keys)
+	db.ks.mem[slot%memShards].Add(-t.bytes)
 	db.count.Add(int64(-n))
 	db.volatile.Add(int64(-len(t.expires)))
 	t.keys = nil
 	t.expires = nil
+	t.order = nil
+	db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
 	return n
 }
 
 // Flush removes every key. The caller holds LockAll.
 func (db *DB) Flush() {
-	db.slots = new([slots.Count]slotTable)
+	// Only the slots that hold keys are reset, without allocating; the
+	// values are left to the garbage collector. Each slot keeps its byte
+	// total, so the memory count is fixed in O(slots), not O(keys).
+	var freed [memShards]int64
+	for s := db.NextNonEmpty(0, false); s >= 0; s = db.NextNonEmpty(s+1, false) {
+		freed[s%memShards] += db.slots[s].bytes
+		db.slots[s] = slotTable{}
+	}
+	for i, f := range freed {
+		if f != 0 {
+			db.ks.mem[i].Add(-f)
+		}
+	}
+	for i := range db.nonEmpty {
+		db.nonEmpty[i].Store(0)
+	}
 	db.count.Store(0)
 	db.volatile.Store(0)
 }
 
-// RandomSlot picks a slot that holds keys, or -1 when the database is
-// empty. The caller holds LockAll.
+// RandomSlot picks a slot that held keys a moment ago, or -1 when the
+// database is empty; rng may be nil for the global source. It takes no lock: the caller locks the slot and
+// checks that it still holds keys. Slots are weighted equally whatever
+// their key counts, as redis-server's random bucket choice is in spirit.
 func (db *DB) RandomSlot(rng *rand.Rand) int {
 	if db.count.Load() == 0 {
 		return -1
 	}
-	start := rng.IntN(slots.Count)
-	for i := 0; i < slots.Count; i++ {
-		s := (start + i) % slots.Count
-		if len(db.slots[s].keys) > 0 {
-			return s
+	var start int
+	if rng != nil {
+		start = rng.IntN(slots.Count)
+	} else {
+		start = rand.IntN(slots.Count)
+	}
+	return db.NextNonEmpty(start, true)
+}
+
+// NextNonEmpty returns the first slot at or after from that holds keys
+// (per the lock-free bitmap), or -1. With wrap it continues from slot 0.
+func (db *DB) NextNonEmpty(from int, wrap bool) int {
+	if from >= slots.Count {
+		if !wrap {
+			return -1
 		}
+		from = 0
+	}
+	w := from >> 6
+	bits := db.nonEmpty[w].Load() &^ (1<<(from&63) - 1)
+	for n := 0; n <= len(db.nonEmpty); n++ {
+		if bits != 0 {
+			return w<<6 + trailingZeros(bits)
+		}
+		w++
+		if w == len(db.nonEmpty) {
+			if !wrap {
+				return -1
+			}
+			w = 0
+		}
+		bits = db.nonEmpty[w].Load()
 	}
 	return -1
 }
@@ -269,7 +367,7 @@ func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 		}
 		seen++
 		if e.Expire <= now {
-			db.remove(t, k, e)
+			db.remove(slot, t, k, e)
 			expired++
 		}
 	}
@@ -289,3 +387,5 @@ func (db *DB) NextExpireSlot() int {
 	db.expireCursor = (s + 1) % slots.Count
 	return s
 }
+
+func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }

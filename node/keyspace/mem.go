@@ -1,0 +1,76 @@
+package keyspace
+
+import "math"
+
+// Memory accounting.
+//
+// UsedMemory is an estimate kept current on every write rather than a
+// reading of the Go heap: the heap's live size is only known after a
+// garbage collection, so it lags by up to a GC cycle (the heap may double
+// with GOGC=100), and it cannot tell how much an eviction freed until the
+// next cycle, which would make an eviction loop overshoot. A counter
+// charged when a key is stored and refunded (by the exact amount charged,
+// remembered in the entry) when it goes is exact about the keys' share,
+// costs one uncontended atomic add per store and never drifts below zero.
+// Collections that grow in place are re-charged by Recharge, which the
+// server calls for written keys while a maxmemory limit is set.
+
+// Per-key overhead in bytes: the Entry (64-byte class), the key's string
+// header and bytes in the slot map and order slice, and map bucket share.
+const entryOverhead = 64 + 16 + 16 + 24
+
+// EstimateSize returns the bytes a key of keyLen bytes holding e is
+// counted for.
+func EstimateSize(keyLen int, e *Entry) int64 {
+	n := int64(entryOverhead + keyLen)
+	if e.Kind == KindString {
+		return n + int64(cap(e.Str))
+	}
+	if o, ok := e.Obj.(Object); ok {
+		return n + int64(o.MemoryUsage())
+	}
+	return n
+}
+
+// chargeFor is what storing e costs: an entry that was charged before
+// (one moved by RENAME or MOVE) keeps its charge, so that moving a large
+// collection stays O(1) instead of re-measuring it.
+func chargeFor(keyLen int, e *Entry) int64 {
+	if e.charge != 0 {
+		return int64(e.charge)
+	}
+	return EstimateSize(keyLen, e)
+}
+
+func (ks *Keyspace) charge(slot int, t *slotTable, e *Entry, size, prev int64) {
+	if size > math.MaxInt32 {
+		size = math.MaxInt32
+	}
+	e.charge = int32(size)
+	if d := size - prev; d != 0 {
+		t.bytes += d
+		ks.mem[slot%memShards].Add(d)
+	}
+}
+
+// UsedMemory returns the estimated bytes held by all keys.
+func (ks *Keyspace) UsedMemory() int64 {
+	var n int64
+	for i := range ks.mem {
+		n += ks.mem[i].Load()
+	}
+	return n
+}
+
+// Recharge re-estimates the size of key after an in-place change of its
+// value. The caller holds the slot's lock.
+func (db *DB) Recharge(slot int, key []byte) {
+	e := db.slots[slot].keys[string(key)]
+	if e == nil {
+		return
+	}
+	db.ks.charge(slot, &db.slots[slot], e, EstimateSize(len(key), e), int64(e.charge))
+}
+
+// Charge returns the bytes e is currently counted for.
+func (e *Entry) Charge() int64 { return int64(e.charge) }
