@@ -13,11 +13,10 @@ import (
 
 // Hash-command reply texts, as redis-server 7.0 words them.
 const (
-	errHashNotInt      = "ERR hash value is not an integer"
-	errHashNotFloat    = "ERR hash value is not a float"
-	errNaNOrInf        = "ERR value is NaN or Infinity"
-	errIncrNaNOrInf    = "ERR increment would produce NaN or Infinity"
-	errRandCountBounds = "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+	errHashNotInt   = "ERR hash value is not an integer"
+	errHashNotFloat = "ERR hash value is not a float"
+	errNaNOrInf     = "ERR value is NaN or Infinity"
+	errIncrNaNOrInf = "ERR increment would produce NaN or Infinity"
 )
 
 func registerHashes(t Table) {
@@ -341,7 +340,7 @@ func cmdHRandField(x *Ctx) {
 		return
 	}
 	if count == math.MinInt64 {
-		x.W.Error(errRandCountBounds)
+		x.W.Error(errRandRange)
 		return
 	}
 	withValues := false

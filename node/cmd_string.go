@@ -251,7 +251,7 @@ func (x *Ctx) setString(slot int, key []byte, old *keyspace.Entry, val []byte, e
 	if old != nil && old.Kind == keyspace.KindString && cap(old.Str) >= len(val) && cap(old.Str) <= 2*len(val)+16 {
 		old.Str = append(old.Str[:0], val...)
 		old.Raw, old.NoInt = false, false
-		old.Access = x.S.lruClock()
+		x.S.touch(old)
 		if old.Expire != expire {
 			x.DB.SetExpire(slot, key, old, expire)
 		}

@@ -921,12 +921,12 @@ func cmdZRandMember(x *Ctx) {
 	if !ok {
 		return
 	}
-	if withScores && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
-		x.W.Error(errOutOfRange)
-		return
-	}
 	if n == math.MinInt64 {
 		x.W.Error(errRandRange)
+		return
+	}
+	if withScores && (n < -math.MaxInt64/2 || n > math.MaxInt64/2) {
+		x.W.Error(errOutOfRange)
 		return
 	}
 	z, ok := readZSet(x, args[1])
