@@ -21,5 +21,6 @@ func buildTable() Table {
 	} {
 		register(t)
 	}
+	applyMeta(t)
 	return t
 }
