@@ -197,6 +197,11 @@ func main() {
 	}
 	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())
+	if err == nil {
+		// A second pass settles the composite literals the first one
+		// reflows.
+		src, err = format.Source(src)
+	}
 	if err != nil {
 		os.WriteFile(*out, b.Bytes(), 0o644)
 		log.Fatal(err)
