@@ -9,8 +9,17 @@ import (
 )
 
 // execute runs one request from a client: lookup, checks, MULTI queueing,
-// then call.
+// then call. CLIENT REPLY OFF/SKIP drop the reply afterwards.
 func (s *Server) execute(c *Client, args [][]byte) {
+	if c.ReplyMode != ReplyOn {
+		s.executeMuted(c, args)
+	} else {
+		s.dispatch(c, args)
+	}
+	c.publish()
+}
+
+func (s *Server) dispatch(c *Client, args [][]byte) {
 	s.cmdsProcessed.Add(1)
 	cmd := s.cmds.lookup(args[0])
 	if cmd == nil {
@@ -27,6 +36,7 @@ func (s *Server) execute(c *Client, args [][]byte) {
 		}
 		cmd = sub
 	}
+	c.lastCmd.Store(cmd)
 	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
 		s.rejectInMulti(c)
 		cmd.Stats.RejectedCalls.Add(1)
@@ -38,6 +48,9 @@ func (s *Server) execute(c *Client, args [][]byte) {
 		cmd.Stats.RejectedCalls.Add(1)
 		c.out.Error(ErrNoAuth)
 		return
+	}
+	if s.pause.Load() != 0 {
+		s.holdWhilePaused(c, cmd)
 	}
 	if c.Flags&ClientMulti != 0 && !multiControl(cmd) {
 		if cmd.Flags&FlagNoMulti != 0 {

@@ -126,6 +126,16 @@ func TestCommandInfoShapes(t *testing.T) {
 			{"COMMAND", "DOCS", "nope"},
 			{"COMMAND", "HELP"},
 			{"COMMAND", "NOPE"},
+			{"CLIENT", "HELP"},
+			{"CLIENT", "TRACKINGINFO"},
+			{"CLIENT", "GETNAME"},
+			{"CLIENT", "SETNAME", "a b"},
+			{"CLIENT", "GETREDIR"},
+			{"CLIENT", "LIST", "TYPE", "master"},
+			{"CLIENT", "LIST", "ID", "0"},
+			{"CLIENT", "KILL", "ID", "99999"},
+			{"CLIENT", "KILL", "LADDR", "x", "SKIPME", "no"},
+			{"CLIENT", "NOPE"},
 		} {
 			if missing := missingCommand(tc.s.cmds, args); missing != "" {
 				t.Logf("skipping %q: slotd has no %s yet", args, missing)

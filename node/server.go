@@ -49,6 +49,13 @@ type Server struct {
 	maxBulk     atomic.Int64
 	protected   atomic.Bool
 
+	// pause is the CLIENT PAUSE state (see cmd_client.go): 0 when not
+	// paused, so the dispatcher pays one atomic load.
+	pause     atomic.Int32
+	pauseMu   sync.Mutex
+	pauseEnd  time.Time
+	pauseWake chan struct{}
+
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
@@ -216,6 +223,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 		CreatedMs: now,
 	}
 	c.out.Proto = 2
+	c.publish()
 	c.lastInteraction.Store(now)
 	c.x = Ctx{S: s, C: c, W: &c.out}
 	return c
