@@ -393,7 +393,6 @@ func (s *Server) flush(c *Client) bool {
 	return err == nil
 }
 
-
 // cron runs the periodic work: the LRU clock and the active expire cycle.
 func (s *Server) cron() {
 	hz := s.Cfg.Int("hz")
