@@ -183,3 +183,70 @@ func TestClientPause(t *testing.T) {
 		t.Fatalf("PING was not held by CLIENT PAUSE ALL (%v)", d)
 	}
 }
+
+// TestClientListConcurrent runs CLIENT LIST and CLIENT KILL over TCP while
+// other clients change their state (run it with -race).
+func TestClientListConcurrent(t *testing.T) {
+	_, addr := startTCP(t)
+	busy := make([]*tcpClient, 3)
+	for i := range busy {
+		busy[i] = dialTCP(t, addr)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	for _, b := range busy {
+		go func(b *tcpClient) {
+			defer func() { done <- struct{}{} }()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b.c.Write([]byte("SELECT 2\r\nMULTI\r\nPING\r\nDISCARD\r\nHELLO 3\r\nHELLO 2\r\nCLIENT SETNAME x\r\nSELECT 0\r\n"))
+				b.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				for i := 0; i < 8; i++ {
+					if _, err := readValue(b.r, nil); err != nil {
+						return
+					}
+				}
+			}
+		}(b)
+	}
+	a := dialTCP(t, addr)
+	for i := 0; i < 50; i++ {
+		a.send("CLIENT LIST\r\n")
+		r := a.reply()
+		if strings.Count(r, "\n") < 4+1 {
+			t.Fatalf("CLIENT LIST: %q", r)
+		}
+	}
+	close(stop)
+	for range busy {
+		<-done
+	}
+	// Kill one by id; its connection must close.
+	victim := busy[0]
+	victim.send("CLIENT ID\r\n")
+	vid := strings.TrimSuffix(strings.TrimPrefix(victim.reply(), ":"), "\r\n")
+	a.expectReply("CLIENT KILL ID "+vid+"\r\n", ":1\r\n")
+	victim.expectClosed(2 * time.Second)
+	a.expectReply("CLIENT KILL ADDR "+victim.c.LocalAddr().String()+"\r\n", ":0\r\n")
+	// Old form on a live client replies +OK.
+	other := busy[1]
+	a.expectReply("CLIENT KILL "+other.c.LocalAddr().String()+"\r\n", "+OK\r\n")
+	other.expectClosed(2 * time.Second)
+}
+
+func TestClientReplyOverTCP(t *testing.T) {
+	_, addr := startTCP(t)
+	a := dialTCP(t, addr)
+	// The same pipeline gives these bytes on redis-server 7.0.15.
+	a.send("CLIENT REPLY OFF\r\nSET k v\r\nGET k\r\nCLIENT REPLY SKIP\r\nCLIENT REPLY ON\r\nGET k\r\n" +
+		"CLIENT REPLY SKIP\r\nGET k\r\nCLIENT REPLY x\r\nPING\r\n")
+	for _, want := range []string{"+OK\r\n", "$1\r\nv\r\n", "-ERR syntax error\r\n", "+PONG\r\n"} {
+		if got := a.reply(); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	}
+}
