@@ -250,3 +250,29 @@ func TestClientReplyOverTCP(t *testing.T) {
 		}
 	}
 }
+
+func TestClientListLastCommand(t *testing.T) {
+	a := newTestServer(t)
+	b := a.newClient()
+	cmdOf := func() string {
+		out := parseReply(t, a.do("CLIENT", "LIST", "ID", itoa(b.c.ID))).str
+		_, rest, _ := strings.Cut(out, " cmd=")
+		v, _, _ := strings.Cut(rest, " ")
+		return v
+	}
+	if got := cmdOf(); got != "NULL" {
+		t.Fatalf("new client: cmd=%s", got)
+	}
+	b.do("GET")
+	if got := cmdOf(); got != "get" {
+		t.Fatalf("after an arity error: cmd=%s", got)
+	}
+	b.do("CONFIGX")
+	if got := cmdOf(); got != "NULL" {
+		t.Fatalf("after an unknown command: cmd=%s", got)
+	}
+	b.do("CLIENT", "ID")
+	if got := cmdOf(); got != "client|id" {
+		t.Fatalf("after CLIENT ID: cmd=%s", got)
+	}
+}

@@ -23,6 +23,7 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	s.cmdsProcessed.Add(1)
 	cmd := s.cmds.lookup(args[0])
 	if cmd == nil {
+		c.lastCmd.Store(nil)
 		s.rejectInMulti(c)
 		c.out.Error(unknownCommand(args))
 		return
@@ -30,6 +31,7 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	if cmd.Subs != nil && len(args) >= 2 {
 		sub := cmd.Subs[strings.ToLower(string(args[1]))]
 		if sub == nil {
+			c.lastCmd.Store(nil)
 			s.rejectInMulti(c)
 			c.out.Error("ERR unknown subcommand '" + sanitize(string(args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
 			return
