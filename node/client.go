@@ -53,7 +53,18 @@ type Client struct {
 	name    string
 	libName string
 	libVer  string
-	lastCmd string
+
+	// lastCmd is the last command looked up (CLIENT LIST cmd=), set by
+	// the dispatcher.
+	lastCmd atomic.Pointer[Command]
+	// pubState and pubMulti publish DB, Flags, protocol and the MULTI
+	// queue length for other goroutines (CLIENT LIST, KILL); the
+	// connection's goroutine stores them only when they change.
+	pubState     atomic.Uint64
+	pubMulti     atomic.Int64
+	lastPub      uint64
+	lastPubMulti int64
+	rbs          atomic.Int64 // read buffer size
 
 	lastInteraction atomic.Int64 // unix ms
 	killed          atomic.Bool
@@ -77,6 +88,31 @@ type watchKey struct {
 	db   int
 	key  string
 	live bool // the key existed and had not expired when WATCH ran
+}
+
+// publish makes the fields CLIENT LIST shows visible to other goroutines.
+// It costs two comparisons when nothing changed.
+func (c *Client) publish() {
+	st := uint64(uint32(c.DB))<<32 | uint64(c.Flags&0xffffff)<<8 | uint64(c.out.Proto&0xff)
+	if st != c.lastPub {
+		c.lastPub = st
+		c.pubState.Store(st)
+	}
+	m := int64(-1)
+	if c.Flags&ClientMulti != 0 {
+		m = int64(len(c.Multi))
+	}
+	if m != c.lastPubMulti {
+		c.lastPubMulti = m
+		c.pubMulti.Store(m)
+	}
+}
+
+// published returns the last published DB, flags, protocol and MULTI
+// queue length (-1 outside MULTI).
+func (c *Client) published() (db int, flags uint32, proto int, multi int64) {
+	st := c.pubState.Load()
+	return int(int32(st >> 32)), uint32(st>>8) & 0xffffff, int(st & 0xff), c.pubMulti.Load()
 }
 
 // Name returns the name set by CLIENT SETNAME.

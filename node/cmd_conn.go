@@ -11,7 +11,7 @@ const Version = "7.0.15"
 
 func registerConn(t Table) {
 	t.Add(&Command{Name: "ping", Arity: -1, Flags: FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdPing})
-	t.Add(&Command{Name: "echo", Arity: 2, Flags: FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdEcho})
+	t.Add(&Command{Name: "echo", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdEcho})
 	t.Add(&Command{Name: "quit", Arity: -1, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy, ACL: []string{"fast", "connection"}, Handler: cmdQuit})
 	t.Add(&Command{Name: "select", Arity: 2, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdSelect})
 	t.Add(&Command{Name: "auth", Arity: -2, Flags: FlagNoScript | FlagLoading | FlagStale | FlagFast | FlagNoAuth | FlagAllowBusy, ACL: []string{"fast", "connection"}, Handler: cmdAuth})
@@ -133,7 +133,7 @@ func cmdHello(x *Ctx) {
 		}
 	}
 	if !x.C.Auth && !authed {
-		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
+		x.W.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
 		return
 	}
 	if authed {

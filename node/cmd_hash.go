@@ -31,22 +31,22 @@ func registerHashes(t Table) {
 	rf := FlagReadonly | FlagFast
 	order := []string{"nondeterministic_output_order"}
 	nondet := []string{"nondeterministic_output"}
-	hash(&c{Name: "hset", Arity: -4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "update"), Since: "2.0.0", Summary: "Set the string value of a hash field", Handler: func(x *Ctx) { cmdHSet(x, false) }})
-	hash(&c{Name: "hsetnx", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "2.0.0", Summary: "Set the value of a hash field, only if the field does not exist", Handler: cmdHSetNX})
-	hash(&c{Name: "hget", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get the value of a hash field", Handler: cmdHGet})
-	hash(&c{Name: "hmget", Arity: -3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get the values of all the given hash fields", Handler: cmdHMGet})
-	hash(&c{Name: "hmset", Arity: -4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "update"), Since: "2.0.0", Summary: "Set multiple hash fields to multiple values", Handler: func(x *Ctx) { cmdHSet(x, true) }})
-	hash(&c{Name: "hdel", Arity: -3, Flags: FlagWrite | FlagFast, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "delete"), Since: "2.0.0", Summary: "Delete one or more hash fields", Handler: cmdHDel})
-	hash(&c{Name: "hlen", Arity: 2, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "2.0.0", Summary: "Get the number of fields in a hash", Handler: cmdHLen})
-	hash(&c{Name: "hstrlen", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "3.2.0", Summary: "Get the length of the value of a hash field", Handler: cmdHStrLen})
-	hash(&c{Name: "hexists", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "2.0.0", Summary: "Determine if a hash field exists", Handler: cmdHExists})
-	hash(&c{Name: "hkeys", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get all the fields in a hash", Handler: func(x *Ctx) { cmdHGetAll(x, true, false) }})
-	hash(&c{Name: "hvals", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get all the values in a hash", Handler: func(x *Ctx) { cmdHGetAll(x, false, true) }})
-	hash(&c{Name: "hgetall", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Summary: "Get all the fields and values in a hash", Handler: func(x *Ctx) { cmdHGetAll(x, true, true) }})
-	hash(&c{Name: "hincrby", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "access", "update"), Since: "2.0.0", Summary: "Increment the integer value of a hash field by the given number", Handler: cmdHIncrBy})
-	hash(&c{Name: "hincrbyfloat", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "access", "update"), Since: "2.6.0", Summary: "Increment the float value of a hash field by the given amount", Handler: cmdHIncrByFloat})
-	hash(&c{Name: "hrandfield", Arity: -2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: nondet, KeySpecs: keySpec1("RO", "access"), Since: "6.2.0", Summary: "Get one or multiple random fields from a hash", Handler: cmdHRandField})
-	hash(&c{Name: "hscan", Arity: -3, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: nondet, KeySpecs: keySpec1("RO", "access"), Since: "2.8.0", Summary: "Incrementally iterate hash fields and associated values", Handler: cmdHScan})
+	hash(&c{Name: "hset", Arity: -4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "update"), Since: "2.0.0", Handler: func(x *Ctx) { cmdHSet(x, false) }})
+	hash(&c{Name: "hsetnx", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "2.0.0", Handler: cmdHSetNX})
+	hash(&c{Name: "hget", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Handler: cmdHGet})
+	hash(&c{Name: "hmget", Arity: -3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Handler: cmdHMGet})
+	hash(&c{Name: "hmset", Arity: -4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "update"), Since: "2.0.0", Handler: func(x *Ctx) { cmdHSet(x, true) }})
+	hash(&c{Name: "hdel", Arity: -3, Flags: FlagWrite | FlagFast, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "delete"), Since: "2.0.0", Handler: cmdHDel})
+	hash(&c{Name: "hlen", Arity: 2, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "2.0.0", Handler: cmdHLen})
+	hash(&c{Name: "hstrlen", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "3.2.0", Handler: cmdHStrLen})
+	hash(&c{Name: "hexists", Arity: 3, Flags: rf, ACL: acl("read", "hash", "fast"), KeySpecs: keySpec1("RO"), Since: "2.0.0", Handler: cmdHExists})
+	hash(&c{Name: "hkeys", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Handler: func(x *Ctx) { cmdHGetAll(x, true, false) }})
+	hash(&c{Name: "hvals", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Handler: func(x *Ctx) { cmdHGetAll(x, false, true) }})
+	hash(&c{Name: "hgetall", Arity: 2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: order, KeySpecs: keySpec1("RO", "access"), Since: "2.0.0", Handler: func(x *Ctx) { cmdHGetAll(x, true, true) }})
+	hash(&c{Name: "hincrby", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "access", "update"), Since: "2.0.0", Handler: cmdHIncrBy})
+	hash(&c{Name: "hincrbyfloat", Arity: 4, Flags: wf, ACL: acl("write", "hash", "fast"), KeySpecs: keySpec1("RW", "access", "update"), Since: "2.6.0", Handler: cmdHIncrByFloat})
+	hash(&c{Name: "hrandfield", Arity: -2, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: nondet, KeySpecs: keySpec1("RO", "access"), Since: "6.2.0", Handler: cmdHRandField})
+	hash(&c{Name: "hscan", Arity: -3, Flags: FlagReadonly, ACL: acl("read", "hash", "slow"), Tips: nondet, KeySpecs: keySpec1("RO", "access"), Since: "2.8.0", Handler: cmdHScan})
 }
 
 // hashStrBytes views s as bytes without copying, for read-only parsing.

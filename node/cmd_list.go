@@ -31,28 +31,28 @@ func registerLists(t Table) {
 		t.Add(cmd)
 	}
 	wf := FlagWrite | FlagDenyOOM | FlagFast
-	list(&c{Name: "lpush", Arity: -3, Flags: wf, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "1.0.0", Summary: "Prepend one or multiple elements to a list", Handler: func(x *Ctx) { cmdPush(x, true, false) }})
-	list(&c{Name: "rpush", Arity: -3, Flags: wf, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "1.0.0", Summary: "Append one or multiple elements to a list", Handler: func(x *Ctx) { cmdPush(x, false, false) }})
-	list(&c{Name: "lpushx", Arity: -3, Flags: wf, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "2.2.0", Summary: "Prepend an element to a list, only if the list exists", Handler: func(x *Ctx) { cmdPush(x, true, true) }})
-	list(&c{Name: "rpushx", Arity: -3, Flags: wf, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "2.2.0", Summary: "Append an element to a list, only if the list exists", Handler: func(x *Ctx) { cmdPush(x, false, true) }})
-	list(&c{Name: "lpop", Arity: -2, Flags: FlagWrite | FlagFast, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "access", "delete"), Since: "1.0.0", Summary: "Remove and get the first elements in a list", Handler: func(x *Ctx) { cmdPop(x, true) }})
-	list(&c{Name: "rpop", Arity: -2, Flags: FlagWrite | FlagFast, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "access", "delete"), Since: "1.0.0", Summary: "Remove and get the last elements in a list", Handler: func(x *Ctx) { cmdPop(x, false) }})
-	list(&c{Name: "llen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: acl("read", "list", "fast"), KeySpecs: keySpec1("RO"), Since: "1.0.0", Summary: "Get the length of a list", Handler: cmdLLen})
-	list(&c{Name: "lindex", Arity: 3, Flags: FlagReadonly, ACL: acl("read", "list", "slow"), KeySpecs: keySpec1("RO", "access"), Since: "1.0.0", Summary: "Get an element from a list by its index", Handler: cmdLIndex})
-	list(&c{Name: "lset", Arity: 4, Flags: FlagWrite | FlagDenyOOM, ACL: acl("write", "list", "slow"), KeySpecs: keySpec1("RW", "update"), Since: "1.0.0", Summary: "Set the value of an element in a list by its index", Handler: cmdLSet})
-	list(&c{Name: "lrange", Arity: 4, Flags: FlagReadonly, ACL: acl("read", "list", "slow"), KeySpecs: keySpec1("RO", "access"), Since: "1.0.0", Summary: "Get a range of elements from a list", Handler: cmdLRange})
-	list(&c{Name: "ltrim", Arity: 4, Flags: FlagWrite, ACL: acl("write", "list", "slow"), KeySpecs: keySpec1("RW", "delete"), Since: "1.0.0", Summary: "Trim a list to the specified range", Handler: cmdLTrim})
-	list(&c{Name: "lrem", Arity: 4, Flags: FlagWrite, ACL: acl("write", "list", "slow"), KeySpecs: keySpec1("RW", "delete"), Since: "1.0.0", Summary: "Remove elements from a list", Handler: cmdLRem})
-	list(&c{Name: "linsert", Arity: 5, Flags: FlagWrite | FlagDenyOOM, ACL: acl("write", "list", "slow"), KeySpecs: keySpec1("RW", "insert"), Since: "2.2.0", Summary: "Insert an element before or after another element in a list", Handler: cmdLInsert})
-	list(&c{Name: "lpos", Arity: -3, Flags: FlagReadonly, ACL: acl("read", "list", "slow"), KeySpecs: keySpec1("RO", "access"), Since: "6.0.6", Summary: "Return the index of matching elements on a list", Handler: cmdLPos})
+	list(&c{Name: "lpush", Arity: -3, Flags: wf, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "1.0.0", Handler: func(x *Ctx) { cmdPush(x, true, false) }})
+	list(&c{Name: "rpush", Arity: -3, Flags: wf, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "1.0.0", Handler: func(x *Ctx) { cmdPush(x, false, false) }})
+	list(&c{Name: "lpushx", Arity: -3, Flags: wf, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "2.2.0", Handler: func(x *Ctx) { cmdPush(x, true, true) }})
+	list(&c{Name: "rpushx", Arity: -3, Flags: wf, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "insert"), Since: "2.2.0", Handler: func(x *Ctx) { cmdPush(x, false, true) }})
+	list(&c{Name: "lpop", Arity: -2, Flags: FlagWrite | FlagFast, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "access", "delete"), Since: "1.0.0", Handler: func(x *Ctx) { cmdPop(x, true) }})
+	list(&c{Name: "rpop", Arity: -2, Flags: FlagWrite | FlagFast, ACL: acl("write", "list", "fast"), KeySpecs: keySpec1("RW", "access", "delete"), Since: "1.0.0", Handler: func(x *Ctx) { cmdPop(x, false) }})
+	list(&c{Name: "llen", Arity: 2, Flags: FlagReadonly | FlagFast, ACL: acl("read", "list", "fast"), KeySpecs: keySpec1("RO"), Since: "1.0.0", Handler: cmdLLen})
+	list(&c{Name: "lindex", Arity: 3, Flags: FlagReadonly, ACL: acl("read", "list", "slow"), KeySpecs: keySpec1("RO", "access"), Since: "1.0.0", Handler: cmdLIndex})
+	list(&c{Name: "lset", Arity: 4, Flags: FlagWrite | FlagDenyOOM, ACL: acl("write", "list", "slow"), KeySpecs: keySpec1("RW", "update"), Since: "1.0.0", Handler: cmdLSet})
+	list(&c{Name: "lrange", Arity: 4, Flags: FlagReadonly, ACL: acl("read", "list", "slow"), KeySpecs: keySpec1("RO", "access"), Since: "1.0.0", Handler: cmdLRange})
+	list(&c{Name: "ltrim", Arity: 4, Flags: FlagWrite, ACL: acl("write", "list", "slow"), KeySpecs: keySpec1("RW", "delete"), Since: "1.0.0", Handler: cmdLTrim})
+	list(&c{Name: "lrem", Arity: 4, Flags: FlagWrite, ACL: acl("write", "list", "slow"), KeySpecs: keySpec1("RW", "delete"), Since: "1.0.0", Handler: cmdLRem})
+	list(&c{Name: "linsert", Arity: 5, Flags: FlagWrite | FlagDenyOOM, ACL: acl("write", "list", "slow"), KeySpecs: keySpec1("RW", "insert"), Since: "2.2.0", Handler: cmdLInsert})
+	list(&c{Name: "lpos", Arity: -3, Flags: FlagReadonly, ACL: acl("read", "list", "slow"), KeySpecs: keySpec1("RO", "access"), Since: "6.0.6", Handler: cmdLPos})
 	moveSpecs := []KeySpec{
 		{Flags: []string{"RW", "access", "delete"}, BeginIndex: 1, KeyStep: 1},
 		{Flags: []string{"RW", "insert"}, BeginIndex: 2, KeyStep: 1},
 	}
-	list(&c{Name: "lmove", Arity: 5, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, ACL: acl("write", "list", "slow"), KeySpecs: moveSpecs, Since: "6.2.0", Summary: "Pop an element from a list, push it to another list and return it", Handler: cmdLMove})
-	list(&c{Name: "rpoplpush", Arity: 3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, ACL: acl("write", "list", "slow"), KeySpecs: moveSpecs, Since: "1.2.0", Summary: "Remove the last element in a list, prepend it to another list and return it", Handler: cmdRPopLPush})
+	list(&c{Name: "lmove", Arity: 5, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, ACL: acl("write", "list", "slow"), KeySpecs: moveSpecs, Since: "6.2.0", Handler: cmdLMove})
+	list(&c{Name: "rpoplpush", Arity: 3, Flags: FlagWrite | FlagDenyOOM, FirstKey: 1, LastKey: 2, Step: 1, ACL: acl("write", "list", "slow"), KeySpecs: moveSpecs, Since: "1.2.0", Handler: cmdRPopLPush})
 	lmpopSpecs := []KeySpec{{Flags: []string{"RW", "access", "delete"}, BeginIndex: 1, KeyNum: true, KeyNumIdx: 0, KeyNumFirst: 1, KeyStep: 1}}
-	list(&c{Name: "lmpop", Arity: -4, Flags: FlagWrite, Keys: lmpopKeys, ACL: acl("write", "list", "slow"), KeySpecs: lmpopSpecs, Since: "7.0.0", Summary: "Pop elements from a list", Handler: cmdLMPop})
+	list(&c{Name: "lmpop", Arity: -4, Flags: FlagWrite, Keys: lmpopKeys, ACL: acl("write", "list", "slow"), KeySpecs: lmpopSpecs, Since: "7.0.0", Handler: cmdLMPop})
 }
 
 // lmpopKeys finds LMPOP's keys: a count at argument 1, then that many

@@ -31,11 +31,12 @@ const (
 	FlagNoMulti
 	FlagAllowBusy
 	FlagMovableKeys // derived: set when Keys is not nil
+	FlagNoAsyncLoading
 )
 
 var flagNames = []string{"write", "readonly", "denyoom", "module", "admin", "pubsub", "noscript",
 	"blocking", "loading", "stale", "skip_monitor", "skip_slowlog", "asking", "fast", "no_auth",
-	"may_replicate", "no_mandatory_keys", "no_multi", "allow_busy", "movablekeys"}
+	"may_replicate", "no_mandatory_keys", "no_multi", "allow_busy", "movablekeys", "no_async_loading"}
 
 // Names returns the flag names in COMMAND's order.
 func (f Flag) Names() []string {

@@ -11,19 +11,27 @@ import (
 
 // execute runs one request from a client: lookup, checks, MULTI queueing,
 // then call. ASKING holds for the next command only (or, inside MULTI,
-// until EXEC), as in redis-server.
+// until EXEC), as in redis-server. CLIENT REPLY OFF/SKIP drop the reply
+// afterwards.
 func (s *Server) execute(c *Client, args [][]byte) {
 	asking := c.Flags&ClientAsking != 0
-	s.dispatch(c, args)
+	if c.ReplyMode != ReplyOn {
+		s.executeMuted(c, args)
+	} else {
+		s.dispatch(c, args)
+	}
 	if asking && c.Flags&ClientMulti == 0 {
 		c.Flags &^= ClientAsking
 	}
+	c.publish()
 }
 
 func (s *Server) dispatch(c *Client, args [][]byte) {
 	s.cmdsProcessed.AddAt(c.ID, 1)
+
 	cmd := s.cmds.lookup(args[0])
 	if cmd == nil {
+		c.lastCmd.Store(nil)
 		s.rejectInMulti(c)
 		c.out.Error(unknownCommand(args))
 		return
@@ -31,12 +39,14 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	if cmd.Subs != nil && len(args) >= 2 {
 		sub := cmd.Subs[strings.ToLower(string(args[1]))]
 		if sub == nil {
+			c.lastCmd.Store(nil)
 			s.rejectInMulti(c)
 			c.out.Error("ERR unknown subcommand '" + sanitize(string(args[1]), 128) + "'. Try " + strings.ToUpper(cmd.Name) + " HELP.")
 			return
 		}
 		cmd = sub
 	}
+	c.lastCmd.Store(cmd)
 	if (cmd.Arity > 0 && len(args) != cmd.Arity) || len(args) < -cmd.Arity {
 		s.reject(c, cmd, errArity(cmd.Name))
 		return
@@ -47,6 +57,9 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	}
 	if s.ev.maxmem.Load() != 0 && !s.checkMemory(c, cmd) {
 		return
+	}
+	if s.pause.Load() != 0 {
+		s.holdWhilePaused(c, cmd)
 	}
 	if c.Flags&ClientMulti != 0 && !multiControl(cmd) {
 		if r := s.route.Load(); r != nil && routed(cmd) {

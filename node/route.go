@@ -172,4 +172,4 @@ func (s *Server) keyExists(slot int, key []byte, locked bool) bool {
 	return s.ks.DB(0).Lookup(slot, key, time.Now().UnixMilli()) != nil
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+func itoa[T ~int | ~int64](n T) string { return strconv.FormatInt(int64(n), 10) }

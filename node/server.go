@@ -50,6 +50,14 @@ type Server struct {
 	maxClients  atomic.Int64
 	maxBulk     atomic.Int64
 	protected   atomic.Bool
+	limits      atomic.Pointer[connLimits]
+
+	// pause is the CLIENT PAUSE state (see cmd_client.go): 0 when not
+	// paused, so the dispatcher pays one atomic load.
+	pause     atomic.Int32
+	pauseMu   sync.Mutex
+	pauseEnd  time.Time
+	pauseWake chan struct{}
 
 	// ev is the maxmemory state (evict.go); noActiveExpire is DEBUG
 	// SET-ACTIVE-EXPIRE 0.
@@ -95,6 +103,8 @@ func (s *Server) applyConfig(string) {
 	s.maxBulk.Store(s.Cfg.Int("proto-max-bulk-len"))
 	s.protected.Store(s.Cfg.Bool("protected-mode"))
 	s.applyEvictConfig()
+	s.applyLimits()
+
 }
 
 // Keyspace returns the node's data.
@@ -232,6 +242,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 		CreatedMs: now,
 	}
 	c.out.Proto = 2
+	c.publish()
 	c.lastInteraction.Store(now)
 	c.x = Ctx{S: s, C: c, W: &c.out}
 	return c
@@ -247,14 +258,14 @@ func (s *Server) admit(c *Client) string {
 	if int64(len(s.clients)) >= s.maxClients.Load() {
 		return ErrMaxClients
 	}
-	if s.protected.Load() && *s.requirePass.Load() == "" && !isLoopback(c.conn.RemoteAddr()) && s.Cfg.Str("bind") == "* -::*" {
+	if s.protected.Load() && *s.requirePass.Load() == "" && !isLoopback(c.conn.RemoteAddr()) {
 		return errDenied
 	}
 	s.clients[c.ID] = c
 	return ""
 }
 
-const errDenied = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a bind address or an authentication password. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
+const errDenied = "DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user. In this mode connections are only accepted from the loopback interface. If you want to connect from external computers to Redis you may adopt one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the same host the server is running, however MAKE SURE Redis is not publicly accessible from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable the protected mode by editing the Redis configuration file, and setting the protected mode option to 'no', and then restarting the server. 3) If you started the server manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication password for the default user. NOTE: You only need to do one of the above things in order for the server to start accepting connections from the outside."
 
 func isLoopback(a net.Addr) bool {
 	ta, ok := a.(*net.TCPAddr)
@@ -289,27 +300,29 @@ func (s *Server) serveConn(conn net.Conn) {
 	c.Auth = *s.requirePass.Load() == ""
 	var p resp.Parser
 	buf := make([]byte, readChunk)
+	c.rbs.Store(int64(len(buf)))
 	start, end, need := 0, 0, 0
 	for {
+		lim := s.limits.Load()
 		if end == len(buf) {
-			// Make room: move the unparsed tail to the front, or grow.
+			// Make room: move the unparsed tail to the front, or grow. The
+			// buffer doubles rather than jumping to the announced size of a
+			// bulk argument, so a header alone cannot make the server
+			// allocate: memory follows the bytes actually received.
 			if start > 0 {
 				copy(buf, buf[start:end])
 				end -= start
 				start = 0
 			}
 			if end == len(buf) {
-				size := 2 * len(buf)
-				if need > size {
-					size = need
-				}
-				nb := make([]byte, size)
+				nb := make([]byte, 2*len(buf))
 				copy(nb, buf[:end])
 				buf = nb
+				c.rbs.Store(int64(len(buf)))
 			}
 		}
-		if s.idleTimeout() > 0 {
-			conn.SetReadDeadline(time.Now().Add(s.idleTimeout()))
+		if lim.idle > 0 {
+			conn.SetReadDeadline(time.Now().Add(lim.idle))
 		}
 		n, err := conn.Read(buf[end:])
 		if n > 0 {
@@ -320,12 +333,19 @@ func (s *Server) serveConn(conn net.Conn) {
 		if err != nil {
 			return
 		}
+		if int64(end-start) > lim.queryBuf {
+			// client-query-buffer-limit: redis-server closes such a client
+			// without a reply.
+			s.Log.Warn("closing client that exceeded client-query-buffer-limit", zap.Int64("id", c.ID), zap.String("addr", c.Addr))
+			return
+		}
 		if need > end-start {
 			continue
 		}
 		p.MaxBulk = s.maxBulk.Load()
 		c.clock = time.Now()
 		for start < end {
+			p.Unauthenticated = !c.Auth
 			args, used, more, perr := p.Next(buf[start:end])
 			if perr != nil {
 				c.out.Error("ERR " + perr.Error())
@@ -341,6 +361,10 @@ func (s *Server) serveConn(conn net.Conn) {
 			if args != nil {
 				s.execute(c, args)
 			}
+			if lim.obufLimits && lim.overOutputHard(c) {
+				s.Log.Warn("closing client that exceeded client-output-buffer-limit", zap.Int64("id", c.ID), zap.String("addr", c.Addr))
+				return
+			}
 			if len(c.out.B) >= flushAt {
 				if !s.flush(c) {
 					return
@@ -355,6 +379,7 @@ func (s *Server) serveConn(conn net.Conn) {
 			start, end = 0, 0
 			if len(buf) > maxKeepQuery {
 				buf = make([]byte, readChunk)
+				c.rbs.Store(int64(len(buf)))
 			}
 		}
 		c.qbuf.Store(int64(end - start))
@@ -370,6 +395,12 @@ func (s *Server) flush(c *Client) bool {
 	if len(c.out.B) == 0 {
 		return true
 	}
+	if lim := s.limits.Load(); lim.obufLimits {
+		if dl := lim.writeDeadline(len(c.out.B)); !dl.IsZero() {
+			c.conn.SetWriteDeadline(dl)
+			defer c.conn.SetWriteDeadline(time.Time{})
+		}
+	}
 	n, err := c.conn.Write(c.out.B)
 	s.netOutput.Add(int64(n))
 	if cap(c.out.B) > maxKeepQuery {
@@ -378,10 +409,6 @@ func (s *Server) flush(c *Client) bool {
 		c.out.B = c.out.B[:0]
 	}
 	return err == nil
-}
-
-func (s *Server) idleTimeout() time.Duration {
-	return time.Duration(s.Cfg.Int("timeout")) * time.Second
 }
 
 // cron runs the periodic work: the LRU clock and the active expire cycle.

@@ -22,5 +22,6 @@ func buildTable() Table {
 	} {
 		register(t)
 	}
+	applyMeta(t)
 	return t
 }

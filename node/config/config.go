@@ -39,6 +39,8 @@ var table = []Directive{
 	{Name: "protected-mode", Kind: KindBool, Default: "yes"},
 	{Name: "maxclients", Kind: KindInt, Default: "10000", Min: 1, Max: 1 << 31},
 	{Name: "timeout", Kind: KindInt, Default: "0", Min: 0, Max: 1 << 31},
+	{Name: "client-query-buffer-limit", Kind: KindMemory, Default: "1073741824", Min: 1024 * 1024, Max: 1 << 62},
+	{Name: "client-output-buffer-limit", Kind: KindString, Default: "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"},
 	{Name: "proto-max-bulk-len", Kind: KindMemory, Default: "536870912", Min: 1024 * 1024, Max: 1 << 62},
 	{Name: "hz", Kind: KindInt, Default: "10", Min: 0, Max: 1 << 31},
 	{Name: "cluster-enabled", Kind: KindBool, Default: "no", Immutable: true},

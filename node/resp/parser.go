@@ -27,6 +27,15 @@ var (
 	errBigCount         = &ProtocolError{"too big mbulk count string"}
 	errBigBulkCount     = &ProtocolError{"too big bulk count string"}
 	errUnbalanced       = &ProtocolError{"unbalanced quotes in request"}
+	errUnauthMultibulk  = &ProtocolError{"unauthenticated multibulk length"}
+	errUnauthBulk       = &ProtocolError{"unauthenticated bulk length"}
+)
+
+// Limits on requests from clients that have not authenticated yet, as
+// redis-server 7.0.15 applies them.
+const (
+	UnauthMaxMultibulk = 10
+	UnauthMaxBulk      = 16384
 )
 
 // Parser splits requests out of a buffer. The zero value uses redis-server's
@@ -34,7 +43,10 @@ var (
 type Parser struct {
 	// MaxBulk is proto-max-bulk-len; 0 means DefaultMaxBulk.
 	MaxBulk int64
-	args    [][]byte
+	// Unauthenticated applies the tighter limits for clients that have
+	// not authenticated.
+	Unauthenticated bool
+	args            [][]byte
 }
 
 // Next parses one command from the start of b. It returns the arguments
@@ -67,6 +79,9 @@ func (p *Parser) Next(b []byte) (args [][]byte, n int, need int, err error) {
 	if count <= 0 {
 		return nil, i, 0, nil
 	}
+	if p.Unauthenticated && count > UnauthMaxMultibulk {
+		return nil, 0, 0, errUnauthMultibulk
+	}
 	args = p.args[:0]
 	for j := int64(0); j < count; j++ {
 		if i >= len(b) {
@@ -85,6 +100,9 @@ func (p *Parser) Next(b []byte) (args [][]byte, n int, need int, err error) {
 		size, ok := parseInt(line)
 		if !ok || size < 0 || size > maxBulk {
 			return nil, 0, 0, errInvalidBulk
+		}
+		if p.Unauthenticated && size > UnauthMaxBulk {
+			return nil, 0, 0, errUnauthBulk
 		}
 		end := next + int(size)
 		if end+2 > len(b) {
