@@ -67,7 +67,6 @@ func stringOf(v any) string {
 	return "?"
 }
 
-
 // sortSubcommands orders the subcommand entries of COMMAND INFO replies by
 // name: redis-server lists them in hash table order.
 func sortSubcommands(v rv) rv {
