@@ -85,6 +85,9 @@ type Command struct {
 	Tips     []string
 	KeySpecs []KeySpec
 	Lock     LockMode
+	// NeedsAll, when set, says from the arguments that this call touches
+	// keys it cannot name in advance and must hold every slot lock.
+	NeedsAll func(args [][]byte) bool
 	Handler  HandlerFunc
 	Subs     map[string]*Command
 	// Group and Since feed COMMAND DOCS.

@@ -136,7 +136,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	x.DB = s.ks.DB(c.DB)
 	x.keyPtr = nil
 	var lockSet []int
-	all := cmd.Lock == LockAll
+	all := cmd.Lock == LockAll || (cmd.NeedsAll != nil && cmd.NeedsAll(args))
 	if all {
 		s.ks.LockAll()
 	} else if cmd.Lock == LockSelf {

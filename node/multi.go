@@ -56,7 +56,7 @@ func cmdExec(x *Ctx) {
 	all := false
 	var lockSet []int
 	for _, q := range queue {
-		if q.cmd.Lock != LockKeys {
+		if q.cmd.Lock != LockKeys || (q.cmd.NeedsAll != nil && q.cmd.NeedsAll(q.args)) {
 			all = true
 			break
 		}

@@ -19,6 +19,7 @@ func buildTable() Table {
 		registerClient,
 		registerCommandCmd,
 		registerCluster,
+		registerSort,
 	} {
 		register(t)
 	}
