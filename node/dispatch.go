@@ -8,9 +8,18 @@ import (
 	"github.com/slotd/slotd/slots"
 )
 
-// execute runs one request from a client: lookup, checks, MULTI queueing,
-// then call.
+// execute runs one request from a client and counts an error reply for
+// INFO errorstats.
 func (s *Server) execute(c *Client, args [][]byte) {
+	before := len(c.out.B)
+	s.dispatch(c, args)
+	if len(c.out.B) > before && c.out.B[before] == '-' {
+		s.noteError(c.out.B[before+1:])
+	}
+}
+
+// dispatch is execute's body: lookup, checks, MULTI queueing, then call.
+func (s *Server) dispatch(c *Client, args [][]byte) {
 	s.cmdsProcessed.Add(1)
 	cmd := s.cmds.lookup(args[0])
 	if cmd == nil {
@@ -101,8 +110,10 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		}
 	}
 	x.Args = nil
+	d := time.Since(start)
 	cmd.Stats.Calls.Add(1)
-	cmd.Stats.Usec.Add(int64(time.Since(start) / time.Microsecond))
+	cmd.Stats.Usec.Add(int64(d / time.Microsecond))
+	s.afterCall(c, cmd, args, d)
 }
 
 // run calls the handler; a failing command counts as failed.

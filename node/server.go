@@ -49,6 +49,9 @@ type Server struct {
 	maxBulk     atomic.Int64
 	protected   atomic.Bool
 
+	// ext is the state of the server commands (info.go).
+	ext serverExt
+
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
@@ -77,6 +80,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	s.cmds = buildTable()
 	s.applyConfig("")
 	cfg.OnChange(s.applyConfig)
+	s.initServerCmds()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
 }
@@ -381,7 +385,9 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
-			s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
+			if !s.ext.noActiveExpire.Load() {
+				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
+			}
 		}
 	}
 }
