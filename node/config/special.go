@@ -390,3 +390,38 @@ func checkProcTitle(v string) error {
 	}
 	return nil
 }
+
+var shutdownFlagNames = []string{"default", "save", "nosave", "now", "force"}
+
+var spShutdownFlags = &special{
+	set: func(c *Config, args []string, cur string, loading, first bool) (string, error) {
+		set := map[string]bool{}
+		for _, a := range args {
+			a = strings.ToLower(a)
+			ok := false
+			for _, n := range shutdownFlagNames {
+				ok = ok || a == n
+			}
+			if !ok {
+				return "", errText("argument(s) must be one of the following: " + strings.Join(shutdownFlagNames, ", "))
+			}
+			set[a] = true
+		}
+		if set["save"] && set["nosave"] {
+			return "", errText("shutdown options SAVE and NOSAVE can't be used simultaneously")
+		}
+		var out []string
+		for _, n := range shutdownFlagNames[1:] {
+			if set[n] {
+				out = append(out, n)
+			}
+		}
+		if len(out) == 0 {
+			return "default", nil
+		}
+		return strings.Join(out, " "), nil
+	},
+	rewrite: func(d *Directive, val string) ([]string, []bool) {
+		return []string{d.Name + " " + val}, []bool{val != d.Default}
+	},
+}

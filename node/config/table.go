@@ -144,8 +144,8 @@ func hidden(d Directive) Directive {
 
 var yesNoLocal = []string{"no", "yes", "local"}
 
-// table lists every directive of redis-server 7.0.15 (built without TLS
-// support, as the reference server is), in redis-server's order.
+// table lists every directive of redis-server 7.0.15, in redis-server's
+// order.
 var table = []Directive{
 	// yes/no
 	bi("rdbchecksum", "yes"),
@@ -311,6 +311,36 @@ var table = []Directive{
 	n("repl-backlog-ttl", "3600", 0, longMax),
 	m("auto-aof-rewrite-min-size", "67108864", 0, llongMax),
 	hidden(n("loading-process-events-interval-bytes", "2097152", 1024, intMax)),
+
+	// added in 7.0 patch releases
+	e("propagation-error-behavior", "ignore", "ignore", "panic", "panic-on-replicas"),
+	b("replica-ignore-disk-write-errors", "no"),
+	{Name: "socket-mark-id", Kind: KindInt, Default: "0", Min: 0, Max: uintMax, Unsigned: true, Immutable: true},
+	{Name: "shutdown-on-sigint", Kind: KindSpecial, Default: "default", MultiArg: true, sp: spShutdownFlags},
+	{Name: "shutdown-on-sigterm", Kind: KindSpecial, Default: "default", MultiArg: true, sp: spShutdownFlags},
+
+	// TLS (the reference server is built with it; slotd accepts and
+	// reports the values but does not serve TLS)
+	n("tls-port", "0", 0, 65535),
+	n("tls-session-cache-size", "20480", 0, intMax),
+	n("tls-session-cache-timeout", "300", 0, intMax),
+	b("tls-cluster", "no"),
+	b("tls-replication", "no"),
+	e("tls-auth-clients", "yes", "no", "yes", "optional"),
+	b("tls-prefer-server-ciphers", "no"),
+	b("tls-session-caching", "yes"),
+	sn("tls-cert-file"),
+	sn("tls-key-file"),
+	sn("tls-key-file-pass"),
+	sn("tls-client-cert-file"),
+	sn("tls-client-key-file"),
+	sn("tls-client-key-file-pass"),
+	sn("tls-dh-params-file"),
+	sn("tls-ca-cert-file"),
+	sn("tls-ca-cert-dir"),
+	sn("tls-protocols"),
+	sn("tls-ciphers"),
+	sn("tls-ciphersuites"),
 
 	// special
 	{Name: "dir", Kind: KindSpecial, Protected: true, sp: spDir},
