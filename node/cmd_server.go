@@ -376,24 +376,19 @@ func (s *Server) digest() [20]byte {
 			continue
 		}
 		var id [4]byte
-		binary.LittleEndian.PutUint32(id[:], uint32(i))
+		binary.BigEndian.PutUint32(id[:], uint32(i))
 		mixDigest(&final, id[:])
 		for slot := 0; slot < slots.Count; slot++ {
 			db.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
 				var kd [20]byte
 				mixDigest(&kd, []byte(k))
-				xorDigest2(&final, continueDigest(kd, e))
+				kv := continueDigest(kd, e)
+				xorDigest(&final, kv[:])
 				return true
 			})
 		}
 	}
 	return final
-}
-
-func xorDigest2(d *[20]byte, v [20]byte) {
-	for i := range d {
-		d[i] ^= v[i]
-	}
 }
 
 func debugHelp(x *Ctx) {
