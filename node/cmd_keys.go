@@ -601,15 +601,8 @@ func isCanonicalInt(b []byte) bool {
 	return string(strconv.AppendInt(tmp[:0], n, 10)) == string(b)
 }
 
-func writeHelp(x *Ctx, lines []string) {
-	x.W.Array(len(lines))
-	for _, l := range lines {
-		x.W.Simple(l)
-	}
-}
-
 func cmdObjectHelp(x *Ctx) {
-	writeHelp(x, []string{
+	writeStatusLines(x, []string{
 		"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 		"ENCODING <key>",
 		"    Return the kind of internal representation used in order to store the value",
@@ -629,7 +622,7 @@ func cmdObjectHelp(x *Ctx) {
 }
 
 func cmdMemoryHelp(x *Ctx) {
-	writeHelp(x, []string{
+	writeStatusLines(x, []string{
 		"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 		"DOCTOR",
 		"    Return memory problems reports.",

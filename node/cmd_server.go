@@ -1,3 +1,423 @@
 package node
 
-func registerServer(t Table) {}
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"go.uber.org/zap"
+
+	"github.com/slotd/slotd/node/config"
+	"github.com/slotd/slotd/node/keyspace"
+	"github.com/slotd/slotd/slots"
+)
+
+func registerServer(t Table) {
+	adminACL := []string{"admin", "slow", "dangerous"}
+	cfgFlags := FlagAdmin | FlagNoScript | FlagLoading | FlagStale
+	t.Add(&Command{Name: "config", Arity: -2, ACL: []string{"slow"}, Handler: cmdContainerHelp})
+	t.Add(&Command{Name: "config|get", Arity: -3, Flags: cfgFlags, ACL: adminACL, Handler: cmdConfigGet})
+	t.Add(&Command{Name: "config|set", Arity: -4, Flags: cfgFlags, ACL: adminACL, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Handler: cmdConfigSet})
+	t.Add(&Command{Name: "config|resetstat", Arity: 2, Flags: cfgFlags, ACL: adminACL, Handler: cmdConfigResetStat})
+	t.Add(&Command{Name: "config|rewrite", Arity: 2, Flags: cfgFlags, ACL: adminACL, Handler: cmdConfigRewrite})
+	t.Add(&Command{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow"}, Handler: cmdConfigHelp})
+	t.Add(&Command{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast"}, Tips: []string{"nondeterministic_output"}, Handler: cmdTime})
+	t.Add(&Command{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Tips: []string{"nondeterministic_output"}, Handler: cmdLastSave})
+	t.Add(&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, ACL: adminACL, Handler: cmdShutdown})
+	t.Add(&Command{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACL: adminACL, Lock: LockAll, Handler: cmdDebug})
+	registerInfo(t)
+	registerSlowlog(t)
+	registerLatency(t)
+}
+
+func cmdConfigGet(x *Ctx) {
+	pats := make([]string, len(x.Args)-2)
+	for i, a := range x.Args[2:] {
+		pats[i] = string(a)
+	}
+	pairs := x.S.Cfg.Match(pats)
+	x.W.Map(len(pairs))
+	for _, p := range pairs {
+		x.W.BulkString(p[0])
+		x.W.BulkString(p[1])
+	}
+}
+
+func cmdConfigSet(x *Ctx) {
+	if len(x.Args)%2 != 0 {
+		x.W.Error(ErrSyntax)
+		return
+	}
+	pairs := make([]string, len(x.Args)-2)
+	for i, a := range x.Args[2:] {
+		pairs[i] = string(a)
+	}
+	if err := x.S.Cfg.SetMulti(pairs, isLoopback(x.C.conn.RemoteAddr())); err != nil {
+		x.W.Error(err.Error())
+		return
+	}
+	x.W.OK()
+}
+
+func cmdConfigResetStat(x *Ctx) {
+	x.S.resetStats()
+	x.W.OK()
+}
+
+func cmdConfigRewrite(x *Ctx) {
+	err := x.S.Cfg.Rewrite()
+	switch {
+	case err == nil:
+		x.S.Log.Warn("CONFIG REWRITE executed with success.")
+		x.W.OK()
+	case errors.Is(err, config.ErrNoConfigFile):
+		x.W.Error("ERR " + err.Error())
+	default:
+		x.S.Log.Warn("CONFIG REWRITE failed", zap.Error(err))
+		x.W.Error("ERR Rewriting config file: " + configErrText(err))
+	}
+}
+
+// configErrText renders an OS error as C's strerror words it.
+func configErrText(err error) string {
+	var errno interface{ Unwrap() error }
+	for errors.As(err, &errno) {
+		inner := errno.Unwrap()
+		if inner == nil {
+			break
+		}
+		err = inner
+	}
+	s := err.Error()
+	if s != "" && 'a' <= s[0] && s[0] <= 'z' {
+		s = string(s[0]-'a'+'A') + s[1:]
+	}
+	return s
+}
+
+func cmdConfigHelp(x *Ctx) {
+	writeHelp(x, "CONFIG",
+		"GET <pattern>",
+		"    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>",
+		"    Set the configuration <directive> to <value>.",
+		"RESETSTAT",
+		"    Reset statistics reported by the INFO command.",
+		"REWRITE",
+		"    Rewrite the configuration file.")
+}
+
+func cmdTime(x *Ctx) {
+	now := time.Now()
+	x.W.Array(2)
+	x.W.BulkInt(now.Unix())
+	x.W.BulkInt(int64(now.Nanosecond() / 1000))
+}
+
+func cmdLastSave(x *Ctx) { x.W.Int(x.S.ext.lastSave.Load()) }
+
+func cmdShutdown(x *Ctx) {
+	nosave, save, abort := false, false, false
+	for _, a := range x.Args[1:] {
+		switch strings.ToLower(string(a)) {
+		case "nosave":
+			nosave = true
+		case "save":
+			save = true
+		case "now", "force":
+		case "abort":
+			abort = true
+		default:
+			x.W.Error(ErrSyntax)
+			return
+		}
+	}
+	if (abort && len(x.Args) > 2) || (nosave && save) {
+		x.W.Error(ErrSyntax)
+		return
+	}
+	if abort {
+		// Shutdowns complete at once here: none is ever pending.
+		x.W.Error("ERR No shutdown in progress.")
+		return
+	}
+	doSave := save || (!nosave && x.S.Cfg.Str("save") != "")
+	if h := x.S.ext.Shutdown; h != nil {
+		if err := h(doSave); err != nil {
+			x.W.Error("ERR Errors trying to SHUTDOWN. Check logs.")
+			return
+		}
+	}
+	x.S.Log.Warn("User requested shutdown...")
+	// The reply never comes: the connection closes with the server. Close
+	// waits for this connection's goroutine, so it runs on its own.
+	x.C.Flags |= ClientCloseAfterReply
+	go x.S.Close()
+}
+
+const errDebugNotAllowed = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+
+func cmdDebug(x *Ctx) {
+	switch x.S.ext.debugMode.Load() {
+	case 0:
+		x.W.Error(errDebugNotAllowed)
+		return
+	case 2:
+		if !isLoopback(x.C.conn.RemoteAddr()) {
+			x.W.Error(errDebugNotAllowed)
+			return
+		}
+	}
+	sub := strings.ToLower(x.Arg(1))
+	n := len(x.Args)
+	switch {
+	case sub == "help" && n == 2:
+		debugHelp(x)
+	case sub == "sleep" && n == 3:
+		f, err := strconv.ParseFloat(x.Arg(2), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			f = 0
+		}
+		if f > 0 {
+			time.Sleep(time.Duration(f * float64(time.Second)))
+		}
+		x.W.OK()
+	case sub == "set-active-expire" && n == 3:
+		v, _ := strconv.Atoi(x.Arg(2))
+		x.S.SetActiveExpire(v != 0)
+		x.W.OK()
+	case sub == "object" && n == 3:
+		debugObject(x)
+	case sub == "digest" && n == 2:
+		d := x.S.digest()
+		x.W.BulkString(hex.EncodeToString(d[:]))
+	case sub == "digest-value" && n >= 2:
+		x.W.Array(n - 2)
+		for _, k := range x.Args[2:] {
+			var d [20]byte
+			if e := x.DB.Lookup(slots.Of(k), k, x.Now); e != nil {
+				d = valueDigest(e)
+			}
+			x.W.BulkString(hex.EncodeToString(d[:]))
+		}
+	case sub == "populate" && n >= 3 && n <= 5:
+		debugPopulate(x)
+	case sub == "change-repl-id" && n == 2:
+		x.S.ext.replMu.Lock()
+		x.S.ext.replID = randomHex40()
+		x.S.ext.replMu.Unlock()
+		x.W.OK()
+	case sub == "reload":
+		x.W.Error("ERR DEBUG RELOAD is not supported: slotd has no persistence yet")
+	case sub == "log" && n == 3:
+		x.S.Log.Warn("DEBUG LOG: " + x.Arg(2))
+		x.W.OK()
+	case sub == "error" && n == 3:
+		x.W.Error(x.Arg(2))
+	default:
+		x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sanitize(x.Arg(1), 128) + "'. Try DEBUG HELP.")
+	}
+}
+
+func debugObject(x *Ctx) {
+	k := x.Args[2]
+	e := x.DB.Peek(slots.Of(k), k)
+	if e == nil || (e.Expire != 0 && e.Expire <= x.Now) {
+		x.W.Error(ErrNoSuchKey)
+		return
+	}
+	enc := "raw"
+	if e.Kind == keyspace.KindString {
+		enc = stringEncoding(e)
+	} else if o, ok := e.Obj.(keyspace.Object); ok {
+		enc = o.Encoding()
+	}
+	idle := int64(x.S.lruClock()) - int64(e.Access)
+	if idle < 0 {
+		idle += lruMask + 1
+	}
+	x.W.Simple("Value at:0x" + strconv.FormatUint(uint64(uintptrOf(e)), 16) + " refcount:1 encoding:" + enc +
+		" serializedlength:" + strconv.Itoa(serializedLen(e)) + " lru:" + strconv.FormatUint(uint64(e.Access), 10) +
+		" lru_seconds_idle:" + strconv.FormatInt(idle, 10))
+}
+
+// stringEncoding is OBJECT ENCODING's answer for a string value.
+func stringEncoding(e *keyspace.Entry) string {
+	if _, ok := ParseInt(e.Str); ok && len(e.Str) <= 20 && !e.Raw {
+		return "int"
+	}
+	if len(e.Str) <= 44 && !e.Raw {
+		return "embstr"
+	}
+	return "raw"
+}
+
+// serializedLen approximates the RDB length of a value: for strings the
+// integer or length-prefixed encoding redis-server would write.
+func serializedLen(e *keyspace.Entry) int {
+	if e.Kind != keyspace.KindString {
+		return 1
+	}
+	if n, ok := ParseInt(e.Str); ok && len(e.Str) <= 20 {
+		switch {
+		case n >= math.MinInt8 && n <= math.MaxInt8:
+			return 2
+		case n >= math.MinInt16 && n <= math.MaxInt16:
+			return 3
+		case n >= math.MinInt32 && n <= math.MaxInt32:
+			return 5
+		}
+	}
+	l := len(e.Str)
+	switch {
+	case l < 1<<6:
+		return l + 1
+	case l < 1<<14:
+		return l + 2
+	case l <= math.MaxUint32:
+		return l + 5
+	}
+	return l + 9
+}
+
+func debugPopulate(x *Ctx) {
+	count, ok := ParseInt(x.Args[2])
+	if !ok || count < 0 {
+		x.W.Error("ERR value is out of range, must be positive")
+		return
+	}
+	prefix := "key"
+	if len(x.Args) >= 4 {
+		prefix = x.Arg(3)
+	}
+	size := int64(-1)
+	if len(x.Args) == 5 {
+		sz, ok := ParseInt(x.Args[4])
+		if !ok || sz < 0 {
+			x.W.Error("ERR value is out of range, must be positive")
+			return
+		}
+		size = sz
+	}
+	var key, val []byte
+	for i := int64(0); i < count; i++ {
+		key = append(append(key[:0], prefix...), ':')
+		key = strconv.AppendInt(key, i, 10)
+		if x.DB.Lookup(slots.Of(key), key, x.Now) != nil {
+			continue
+		}
+		val = strconv.AppendInt(append(val[:0], "value:"...), i, 10)
+		if size >= 0 {
+			if int64(len(val)) > size {
+				val = val[:size]
+			} else {
+				for int64(len(val)) < size {
+					val = append(val, 0)
+				}
+			}
+		}
+		x.Put(key, keyspace.NewString(val))
+	}
+	x.W.OK()
+}
+
+// mixDigest folds data into d as redis-server's DEBUG DIGEST does: d is
+// XORed with SHA1(data), then replaced by its own SHA1.
+func mixDigest(d *[20]byte, data []byte) {
+	xorDigest(d, data)
+	*d = sha1.Sum(d[:])
+}
+
+func xorDigest(d *[20]byte, data []byte) {
+	h := sha1.Sum(data)
+	for i := range d {
+		d[i] ^= h[i]
+	}
+}
+
+// Type codes redis-server mixes into a value digest.
+var digestType = map[keyspace.Kind]uint32{
+	keyspace.KindString: 0, keyspace.KindList: 1, keyspace.KindSet: 2, keyspace.KindZSet: 3, keyspace.KindHash: 4,
+}
+
+// valueDigest is DEBUG DIGEST-VALUE's digest of one value with its
+// expiry. Collections only contribute their type until their packages
+// expose their elements.
+func valueDigest(e *keyspace.Entry) [20]byte { return continueDigest([20]byte{}, e) }
+
+// continueDigest mixes a value's type, content and expiry into d.
+func continueDigest(d [20]byte, e *keyspace.Entry) [20]byte {
+	var t [4]byte
+	binary.BigEndian.PutUint32(t[:], digestType[e.Kind])
+	mixDigest(&d, t[:])
+	if e.Kind == keyspace.KindString {
+		mixDigest(&d, e.Str)
+	}
+	if e.Expire != 0 {
+		xorDigest(&d, []byte("!!expire!!"))
+	}
+	return d
+}
+
+// digest is DEBUG DIGEST over every database: the XOR of each key's
+// digest (its name, then its value) per database, chained over databases.
+// The caller holds LockAll.
+func (s *Server) digest() [20]byte {
+	var final [20]byte
+	for i := 0; i < s.ks.NumDBs(); i++ {
+		db := s.ks.DB(i)
+		if db.Len() == 0 {
+			continue
+		}
+		var id [4]byte
+		binary.BigEndian.PutUint32(id[:], uint32(i))
+		mixDigest(&final, id[:])
+		for slot := 0; slot < slots.Count; slot++ {
+			db.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
+				var kd [20]byte
+				mixDigest(&kd, []byte(k))
+				kv := continueDigest(kd, e)
+				xorDigest(&final, kv[:])
+				return true
+			})
+		}
+	}
+	return final
+}
+
+func debugHelp(x *Ctx) {
+	writeHelp(x, "DEBUG",
+		"CHANGE-REPL-ID",
+		"    Change the replication IDs of the instance.",
+		"    Dangerous: should be used only for testing the replication subsystem.",
+		"DIGEST",
+		"    Output a hex signature representing the current DB content.",
+		"DIGEST-VALUE <key> [<key> ...]",
+		"    Output a hex signature of the values of all the specified keys.",
+		"ERROR <string>",
+		"    Return a Redis protocol error with <string> as message. Useful for clients",
+		"    unit tests to simulate Redis errors.",
+		"LOG <message>",
+		"    Write <message> to the server log.",
+		"OBJECT <key>",
+		"    Show low level info about `key` and associated value.",
+		"POPULATE <count> [<prefix>] [<size>]",
+		"    Create <count> string keys named key:<num>. If <prefix> is specified then",
+		"    it is used instead of the 'key' prefix. These are not propagated to",
+		"    replicas. Cluster slots are not respected so keys not belonging to the",
+		"    current node can be created in cluster mode.",
+		"SET-ACTIVE-EXPIRE <0|1>",
+		"    Setting it to 0 disables expiring keys in background when they are not",
+		"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+		"    default.",
+		"SLEEP <seconds>",
+		"    Stop the server for <seconds>. Decimals allowed.")
+}
+
+func uintptrOf(e *keyspace.Entry) uintptr { return uintptr(unsafe.Pointer(e)) }

@@ -289,8 +289,7 @@ func TestSetEncodingConversion(t *testing.T) {
 	if enc := objEncoding(tc, "u"); enc != "intset" {
 		t.Fatal(enc)
 	}
-	withLimits(t, func(l *keyspace.Limits) { l.SetMaxIntsetEntries = 2 })
-	tc2 := newTestServer(t)
+	tc2 := newTestServer(t, "set-max-intset-entries", "2")
 	tc2.expect(":2|", "SADD", "s", "1", "2")
 	if enc := objEncoding(tc2, "s"); enc != "intset" {
 		t.Fatal(enc)

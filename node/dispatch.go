@@ -12,13 +12,17 @@ import (
 // execute runs one request from a client: lookup, checks, MULTI queueing,
 // then call. ASKING holds for the next command only (or, inside MULTI,
 // until EXEC), as in redis-server. CLIENT REPLY OFF/SKIP drop the reply
-// afterwards.
+// afterwards. An error reply is counted for INFO errorstats.
 func (s *Server) execute(c *Client, args [][]byte) {
 	asking := c.Flags&ClientAsking != 0
 	if c.ReplyMode != ReplyOn {
 		s.executeMuted(c, args)
 	} else {
+		before := len(c.out.B)
 		s.dispatch(c, args)
+		if len(c.out.B) > before && c.out.B[before] == '-' {
+			s.noteError(c.out.B[before+1:])
+		}
 	}
 	if asking && c.Flags&ClientMulti == 0 {
 		c.Flags &^= ClientAsking
@@ -26,9 +30,9 @@ func (s *Server) execute(c *Client, args [][]byte) {
 	c.publish()
 }
 
+// dispatch is execute's body.
 func (s *Server) dispatch(c *Client, args [][]byte) {
 	s.cmdsProcessed.AddAt(c.ID, 1)
-
 	cmd := s.cmds.lookup(args[0])
 	if cmd == nil {
 		c.lastCmd.Store(nil)
@@ -184,8 +188,11 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	}
 	end := time.Now()
 	c.clock = end
+	d := end.Sub(start)
 	cmd.Stats.Calls.AddAt(c.ID, 1)
-	cmd.Stats.Usec.AddAt(c.ID, int64(end.Sub(start)/time.Microsecond))
+	cmd.Stats.Usec.AddAt(c.ID, int64(d/time.Microsecond))
+	s.afterCall(c, cmd, args, d)
+
 }
 
 // run calls the handler; a failing command counts as failed.

@@ -24,7 +24,8 @@ func startTCP(t *testing.T, directives ...string) (*Server, string) {
 			args[3] = directives[i+1]
 			continue
 		}
-		args = append(args, "--"+directives[i], directives[i+1])
+		// Several words are several arguments, as a shell passes them.
+		args = append(append(args, "--"+directives[i]), strings.Fields(directives[i+1])...)
 	}
 	cfg, err := config.Load(args)
 	if err != nil {

@@ -64,6 +64,9 @@ type Server struct {
 	ev             evictor
 	noActiveExpire atomic.Bool
 
+	// ext is the state of the server commands (info.go).
+	ext serverExt
+
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
@@ -92,6 +95,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	s.cmds = buildTable()
 	s.applyConfig("")
 	cfg.OnChange(s.applyConfig)
+	s.initServerCmds()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
 }
@@ -426,6 +430,7 @@ func (s *Server) cron() {
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
 			if !s.noActiveExpire.Load() {
+
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}
 		}

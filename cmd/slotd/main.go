@@ -27,12 +27,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	log, err := newLogger(cfg)
+	log, level, err := newLogger(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	srv := node.New(cfg, log)
+	// loglevel can change at run time (CONFIG SET); logfile cannot.
+	cfg.OnChange(func(name string) {
+		if name == "loglevel" {
+			level.SetLevel(zapLevel(cfg.Str("loglevel")))
+		}
+	})
+	log = srv.Log
 	if err := srv.Listen(); err != nil {
 		log.Fatal("cannot listen", zap.Error(err))
 	}
@@ -51,24 +58,30 @@ func main() {
 	log.Sync()
 }
 
-func newLogger(cfg *config.Config) (*zap.Logger, error) {
+// newLogger builds the node's logger from logfile and loglevel: JSON lines
+// on stdout or appended to the file, at the level loglevel maps to.
+func newLogger(cfg *config.Config) (*zap.Logger, zap.AtomicLevel, error) {
 	zc := zap.NewProductionConfig()
 	zc.Sampling = &zap.SamplingConfig{Initial: 100, Thereafter: 100}
-	switch cfg.Str("loglevel") {
-	case "debug":
-		zc.Level = zap.NewAtomicLevelAt(zapcore.DebugLevel)
-	case "verbose", "notice":
-		zc.Level = zap.NewAtomicLevelAt(zapcore.InfoLevel)
-	case "warning":
-		zc.Level = zap.NewAtomicLevelAt(zapcore.WarnLevel)
-	case "nothing":
-		zc.Level = zap.NewAtomicLevelAt(zapcore.FatalLevel)
-	}
+	zc.Level = zap.NewAtomicLevelAt(zapLevel(cfg.Str("loglevel")))
 	if f := cfg.Str("logfile"); f != "" {
 		zc.OutputPaths = []string{f}
 		zc.ErrorOutputPaths = []string{f}
 	} else {
 		zc.OutputPaths = []string{"stdout"}
 	}
-	return zc.Build()
+	l, err := zc.Build()
+	return l, zc.Level, err
+}
+
+// zapLevel maps redis-server's log levels onto zap's: debug and verbose
+// are debug output, notice is info, warning is warn.
+func zapLevel(l string) zapcore.Level {
+	switch l {
+	case "debug", "verbose":
+		return zapcore.DebugLevel
+	case "warning":
+		return zapcore.WarnLevel
+	}
+	return zapcore.InfoLevel
 }

@@ -1,0 +1,191 @@
+package node
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// latencyHistoryLen is how many samples an event keeps, one per second.
+const latencyHistoryLen = 160
+
+type latencySample struct {
+	at int64 // unix seconds
+	ms int64
+}
+
+type latencyEvent struct {
+	samples []latencySample // oldest first
+	max     int64
+}
+
+// latencyMonitor keeps the LATENCY samples per event class.
+type latencyMonitor struct {
+	mu     sync.Mutex
+	events map[string]*latencyEvent
+}
+
+func (m *latencyMonitor) add(event string, ms int64) {
+	now := time.Now().Unix()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.events == nil {
+		m.events = map[string]*latencyEvent{}
+	}
+	ev := m.events[event]
+	if ev == nil {
+		ev = &latencyEvent{}
+		m.events[event] = ev
+	}
+	if ms > ev.max {
+		ev.max = ms
+	}
+	// Samples in the same second merge, keeping the worst.
+	if n := len(ev.samples); n > 0 && ev.samples[n-1].at == now {
+		if ms > ev.samples[n-1].ms {
+			ev.samples[n-1].ms = ms
+		}
+		return
+	}
+	ev.samples = append(ev.samples, latencySample{at: now, ms: ms})
+	if len(ev.samples) > latencyHistoryLen {
+		ev.samples = ev.samples[1:]
+	}
+}
+
+func (m *latencyMonitor) names() []string {
+	var out []string
+	for n := range m.events {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func registerLatency(t Table) {
+	acl := []string{"admin", "slow", "dangerous"}
+	fl := FlagAdmin | FlagNoScript | FlagLoading | FlagStale
+	special := []string{"nondeterministic_output", "request_policy:all_nodes", "response_policy:special"}
+	t.Add(&Command{Name: "latency", Arity: -2, ACL: []string{"slow"}, Handler: cmdContainerHelp})
+	t.Add(&Command{Name: "latency|latest", Arity: 2, Flags: fl, ACL: acl, Tips: special, Handler: cmdLatencyLatest})
+	t.Add(&Command{Name: "latency|history", Arity: 3, Flags: fl, ACL: acl, Tips: special, Handler: cmdLatencyHistory})
+	t.Add(&Command{Name: "latency|reset", Arity: -2, Flags: fl, ACL: acl, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Handler: cmdLatencyReset})
+	t.Add(&Command{Name: "latency|doctor", Arity: 2, Flags: fl, ACL: acl, Tips: special, Handler: cmdLatencyDoctor})
+	t.Add(&Command{Name: "latency|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow"}, Handler: cmdLatencyHelp})
+}
+
+func cmdLatencyLatest(x *Ctx) {
+	m := &x.S.ext.latency
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	names := m.names()
+	x.W.Array(len(names))
+	for _, n := range names {
+		ev := m.events[n]
+		last := ev.samples[len(ev.samples)-1]
+		x.W.Array(4)
+		x.W.BulkString(n)
+		x.W.Int(last.at)
+		x.W.Int(last.ms)
+		x.W.Int(ev.max)
+	}
+}
+
+func cmdLatencyHistory(x *Ctx) {
+	m := &x.S.ext.latency
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ev := m.events[x.Arg(2)]
+	if ev == nil {
+		x.W.Array(0)
+		return
+	}
+	x.W.Array(len(ev.samples))
+	for _, s := range ev.samples {
+		x.W.Array(2)
+		x.W.Int(s.at)
+		x.W.Int(s.ms)
+	}
+}
+
+func cmdLatencyReset(x *Ctx) {
+	m := &x.S.ext.latency
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	if len(x.Args) == 2 {
+		n = len(m.events)
+		m.events = nil
+	} else {
+		for _, a := range x.Args[2:] {
+			if _, ok := m.events[string(a)]; ok {
+				delete(m.events, string(a))
+				n++
+			}
+		}
+	}
+	x.W.Int(int64(n))
+}
+
+func cmdLatencyDoctor(x *Ctx) {
+	m := &x.S.ext.latency
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var sb strings.Builder
+	switch {
+	case len(m.events) == 0 && x.S.ext.latencyThreshold.Load() == 0:
+		sb.WriteString("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
+	case len(m.events) == 0:
+		sb.WriteString("Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n")
+	default:
+		sb.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
+		for i, n := range m.names() {
+			ev := m.events[n]
+			var sum int64
+			for _, s := range ev.samples {
+				sum += s.ms
+			}
+			avg := sum / int64(len(ev.samples))
+			var dev int64
+			for _, s := range ev.samples {
+				d := s.ms - avg
+				if d < 0 {
+					d = -d
+				}
+				dev += d
+			}
+			dev /= int64(len(ev.samples))
+			period := 0.0
+			if len(ev.samples) > 1 {
+				period = float64(ev.samples[len(ev.samples)-1].at-ev.samples[0].at) / float64(len(ev.samples))
+			}
+			if period == 0 {
+				period = 1
+			}
+			fmt.Fprintf(&sb, "%d. %s: %d latency spikes (average %dms, mean deviation %dms, period %.2f sec). Worst all time event %dms.\n",
+				i+1, n, len(ev.samples), avg, dev, period, ev.max)
+		}
+		sb.WriteString("\nI have no advice for you at the moment.\n")
+	}
+	x.W.Verbatim(sb.String())
+}
+
+func cmdLatencyHelp(x *Ctx) {
+	writeHelp(x, "LATENCY",
+		"DOCTOR",
+		"    Return a human readable latency analysis report.",
+		"GRAPH <event>",
+		"    Return an ASCII latency graph for the <event> class.",
+		"HISTORY <event>",
+		"    Return time-latency samples for the <event> class.",
+		"LATEST",
+		"    Return the latest latency samples for all events.",
+		"RESET [<event> ...]",
+		"    Reset latency data of one or more <event> classes.",
+		"    (default: reset all data for all event classes)",
+		"HISTOGRAM [COMMAND ...]",
+		"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
+		"    If no commands are specified then all histograms are replied.")
+}
