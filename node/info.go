@@ -31,8 +31,8 @@ type serverExt struct {
 	errStats    map[string]int64
 	totalErrors atomic.Int64
 
-	lastSave       atomic.Int64
-	peakMemory     atomic.Int64
+	lastSave   atomic.Int64
+	peakMemory atomic.Int64
 
 	replMu sync.Mutex
 	replID string
