@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -32,7 +33,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	procs := setProcs(cfg)
 	srv := node.New(cfg, log)
+	srv.Log.Info("starting", zap.String("version", node.Version), zap.Int("procs", procs))
 	// loglevel can change at run time (CONFIG SET); logfile cannot.
 	cfg.OnChange(func(name string) {
 		if name == "loglevel" {
@@ -84,4 +87,17 @@ func zapLevel(l string) zapcore.Level {
 		return zapcore.WarnLevel
 	}
 	return zapcore.InfoLevel
+}
+
+// setProcs sets how many OS threads run slotd's Go code at once from
+// io-threads (default 1, as redis-server's), unless the GOMAXPROCS
+// environment variable says otherwise. The keyspace's per-slot locks let
+// commands run on every core; how many cores serve clients is a deployment
+// choice, and on a machine shared with its clients one is faster (see
+// docs/design.md). It returns the number in force.
+func setProcs(cfg *config.Config) int {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(int(cfg.Int("io-threads")))
+	}
+	return runtime.GOMAXPROCS(0)
 }
