@@ -200,7 +200,7 @@ func AppendSlots(dst []byte, bm *slots.Bitmap) []byte {
 		return append(dst, bm[:]...)
 	}
 	dst = append(dst, slotsRanges)
-	rs := bm.Ranges()
+	rs := slotRanges(bm)
 	dst = binary.AppendUvarint(dst, uint64(len(rs)))
 	prev := -2
 	for _, rg := range rs {

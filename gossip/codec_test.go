@@ -241,3 +241,14 @@ func FuzzParseMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestSlotRangesMatchesBitmap(t *testing.T) {
+	seed := testSeed(t)
+	r := rand.New(rand.NewPCG(seed, 3))
+	for i := 0; i < 300; i++ {
+		bm := randBitmap(r)
+		if got, want := slotRanges(&bm), bm.Ranges(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: %v vs %v", seed, got, want)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func appendNodeLine(b []byte, s *State, n *Node) []byte {
 		b = append(b, " disconnected"...)
 	}
 	if n.NumSlots > 0 {
-		for _, r := range n.Slots.Ranges() {
+		for _, r := range slotRanges(&n.Slots) {
 			b = append(b, ' ')
 			b = append(b, r.String()...)
 		}
@@ -310,4 +310,43 @@ func (s *State) Restart(now int64) {
 	}
 	s.started = 0
 	s.Status = ClusterFail
+}
+
+// slotRanges is Bitmap.Ranges stepping over empty and full bytes, which is
+// nearly all of them: config writes and CLUSTER NODES format every node.
+func slotRanges(bm *slots.Bitmap) []slots.Range {
+	var out []slots.Range
+	start := -1
+	for j := 0; j < slots.Count; {
+		if j&7 == 0 {
+			switch bm[j>>3] {
+			case 0:
+				if start >= 0 {
+					out = append(out, slots.Range{Start: start, End: j - 1})
+					start = -1
+				}
+				j += 8
+				continue
+			case 0xff:
+				if start < 0 {
+					start = j
+				}
+				j += 8
+				continue
+			}
+		}
+		if bm.Has(j) {
+			if start < 0 {
+				start = j
+			}
+		} else if start >= 0 {
+			out = append(out, slots.Range{Start: start, End: j - 1})
+			start = -1
+		}
+		j++
+	}
+	if start >= 0 {
+		out = append(out, slots.Range{Start: start, End: slots.Count - 1})
+	}
+	return out
 }

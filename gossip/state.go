@@ -24,12 +24,15 @@ const (
 	// timeouts before reachability alone clears it (nobody failed it over).
 	failUndoTimeMult = 2
 	// writableDelay: a master waits this long after start before it says ok.
-	writableDelay = 2000
+	writableDelay  = 2000
 	minRejoinDelay = 500
 	maxRejoinDelay = 5000
 	// handshakeResend: a handshake ping or meet is repeated this often until
 	// answered, so that a MEET survives lost packets.
 	handshakeResend = 1000
+	// meetTimeoutMult: a handshake started by CLUSTER MEET lives this many
+	// handshake timeouts.
+	meetTimeoutMult = 3
 )
 
 // Config holds the settings of one node's state machine.
@@ -391,7 +394,12 @@ func (s *State) Tick(now int64) []Output {
 			continue
 		}
 		if n.InHandshake() {
-			if now-n.Created > hsTimeout {
+			limit := hsTimeout
+			if n.Flags&FlagMeet != 0 {
+				// An administrator asked for this one: try harder.
+				limit *= meetTimeoutMult
+			}
+			if now-n.Created > limit {
 				s.event(EventNodeRemoved, n.ID, "handshake timeout")
 				s.delNode(n)
 				continue
@@ -405,12 +413,16 @@ func (s *State) Tick(now int64) []Output {
 			}
 			continue
 		}
+		t := TypePing
+		if n.Flags&FlagMeet != 0 {
+			t = TypeMeet
+		}
 		if n.PingSent == 0 && now-n.PongReceived > timeout/2 {
-			s.ping(n, TypePing)
+			s.ping(n, t)
 		} else if n.PingSent != 0 && now-s.lastPing[n.ID] > timeout/2 {
 			// Redis drops and reopens the link here; the new link pings again.
 			n.Connected = false
-			s.ping(n, TypePing)
+			s.ping(n, t)
 		}
 		if n.PingSent == 0 {
 			continue
@@ -578,10 +590,12 @@ func (s *State) Step(now int64, from NodeID, m Message) []Output {
 		sender.ReplOffset = h.ReplOffset
 	}
 	heartbeat := t == TypePing || t == TypePong || t == TypeMeet
-	if t == TypeMeet && sender == nil && !s.isBanned(h.Sender) {
-		// A MEET from a stranger: accept it into our cluster the same way,
-		// through a handshake, so that its real id is learnt from its pong.
-		s.startHandshake(h.IP, h.Port, h.CPort, false)
+	if t == TypeMeet && sender == nil && !s.isBanned(h.Sender) && ValidID(string(h.Sender)) && h.IP != "" {
+		// A MEET from a stranger: it joins our view at once. Redis starts a
+		// second handshake here instead; our header already carries the id
+		// and address, and a lost pong of that second handshake could leave
+		// this node never knowing the node that met it.
+		sender = s.acceptMeet(h)
 	}
 	if t == TypePong && sender != nil {
 		sender.PongReceived = now
@@ -608,8 +622,6 @@ func (s *State) Step(now int64, from NodeID, m Message) []Output {
 		case *FailoverAuthRequest, *FailoverAuthAck, *MFStart:
 			s.emit(&Forward{From: sender.ID, Msg: m})
 		}
-	} else if t == TypePublish {
-		// Redis delivers publishes from any node it knows; strangers' are dropped.
 	}
 	if t == TypePing || t == TypeMeet {
 		// Reply last, so the pong carries everything this message changed.
@@ -624,6 +636,18 @@ func (s *State) pongTo(h *Header) {
 	m.Gossip = s.gossipFor(h.Sender)
 	s.Stats.Sent[TypePong]++
 	s.emit(&Send{To: h.Sender, Addr: Addr{h.IP, h.CPort}, Msg: m})
+}
+
+func (s *State) acceptMeet(h *Header) *Node {
+	for hs := s.handshakeTo(h.IP, h.CPort); hs != nil; hs = s.handshakeTo(h.IP, h.CPort) {
+		s.delNode(hs)
+	}
+	n := &Node{ID: h.Sender, IP: h.IP, Port: h.Port, CPort: h.CPort, Created: s.now, DataReceived: s.now,
+		Flags: h.Flags & (FlagMaster | FlagSlave | FlagNoFailover), Connected: true}
+	s.addNode(n)
+	s.dirty = true
+	s.event(EventNodeAdded, n.ID, n.IP+":"+strconv.Itoa(n.Port)+"@"+strconv.Itoa(n.CPort)+" (meet)")
+	return n
 }
 
 // completeHandshake gives a handshake node the real id its pong revealed.
