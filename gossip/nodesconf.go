@@ -308,7 +308,7 @@ func (s *State) Restart(now int64) {
 			n.DataReceived = now
 		}
 	}
-	s.started = 0
+	s.running = false
 	s.Status = ClusterFail
 }
 

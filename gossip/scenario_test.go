@@ -401,4 +401,3 @@ func TestMeetSurvivesLoss(t *testing.T) {
 		t.Fatalf("seed %d: lossy cluster did not converge: %v", h.Seed, convergedErr(h))
 	}
 }
-

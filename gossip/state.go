@@ -79,7 +79,8 @@ type State struct {
 	dirty        bool             // config changed since the last Persist
 	out          []Output
 	now          int64
-	started      int64 // first Tick or Step
+	running      bool
+	started      int64 // first call after NewState or Restart
 	minorityTime int64 // last time we could not reach a majority of masters
 	lastRandom   int64 // last random ping
 	lastPing     map[NodeID]int64
@@ -215,7 +216,8 @@ func (s *State) flush() []Output {
 
 func (s *State) begin(now int64) {
 	s.now = now
-	if s.started == 0 {
+	if !s.running {
+		s.running = true
 		s.started = now
 	}
 }
@@ -343,7 +345,9 @@ func (s *State) ping(n *Node, t Type) {
 		m = &Pong{Header: h, Gossip: g}
 	}
 	if t != TypePong {
-		if n.PingSent == 0 {
+		// Like Redis, a MEET does not start the ping clock: CLUSTER NODES
+		// shows a handshake in progress as "0 0".
+		if n.PingSent == 0 && t == TypePing {
 			n.PingSent = s.now
 		}
 		s.lastPing[n.ID] = s.now

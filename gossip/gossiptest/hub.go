@@ -22,8 +22,8 @@ type Member struct {
 	// Conf is the last nodes.conf the node persisted (see PersistedConf).
 	Conf      []byte
 	confStale bool
-	Down   bool
-	Events []gossip.Event
+	Down      bool
+	Events    []gossip.Event
 	// Lost accumulates the slots the node was told to drop.
 	Lost slots.Bitmap
 	// SentBytes counts bus bytes this node sent.
