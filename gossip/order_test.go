@@ -14,9 +14,9 @@ func TestAdoptEpoch(t *testing.T) {
 
 func TestClaimWins(t *testing.T) {
 	for _, c := range []struct {
-		known       bool
+		known        bool
 		owner, claim uint64
-		want        bool
+		want         bool
 	}{
 		{false, 0, 0, true}, // unowned slot: any claim
 		{true, 3, 4, true},

@@ -123,6 +123,13 @@ func TestSixNodesConverge(t *testing.T) {
 		t.Fatalf("seed %d: not converged after 60 s: %v", h.Seed, convergedErr(h))
 	}
 	t.Logf("6 nodes converged in %d ms simulated", h.Now-start)
+	b0, r0 := h.Bytes, h.RedisBytes
+	h.Run(60_000)
+	t.Logf("6 nodes steady state: %.0f bytes/node/s (Redis's format: %.0f)",
+		float64(h.Bytes-b0)/6/60, float64(h.RedisBytes-r0)/6/60)
+	if err := convergedErr(h); err != nil {
+		t.Fatalf("seed %d: %v", h.Seed, err)
+	}
 	for _, m := range h.Members {
 		for _, id := range ids {
 			want := h.Members[id].State.Myself.ConfigEpoch
@@ -149,7 +156,7 @@ func TestHundredNodesConverge(t *testing.T) {
 	t.Logf("100 nodes converged in %d ms simulated, %d ticks, %d frames; bus %.0f bytes/node/s while converging",
 		dt, h.Ticks()-ticks0, h.Frames, float64(h.Bytes-bytes0)/100/(float64(dt)/1000))
 	// Steady state: a minute of a quiet converged cluster.
-	b0, f0 := h.Bytes, h.Frames
+	b0, f0, r0 := h.Bytes, h.Frames, h.RedisBytes
 	h.Run(60_000)
 	if err := convergedErr(h); err != nil {
 		t.Fatalf("seed %d: diverged in steady state: %v", h.Seed, err)
@@ -158,8 +165,11 @@ func TestHundredNodesConverge(t *testing.T) {
 		t.Fatalf("seed %d: cluster not ok", h.Seed)
 	}
 	bps := float64(h.Bytes-b0) / 100 / 60
-	t.Logf("steady state: %.0f bytes/node/s, %.1f frames/node/s, %.0f bytes/frame",
-		bps, float64(h.Frames-f0)/100/60, float64(h.Bytes-b0)/float64(h.Frames-f0))
+	t.Logf("steady state: %.0f bytes/node/s, %.1f frames/node/s, %.0f bytes/frame; the same messages in Redis's format: %.0f bytes/node/s",
+		bps, float64(h.Frames-f0)/100/60, float64(h.Bytes-b0)/float64(h.Frames-f0), float64(h.RedisBytes-r0)/100/60)
+	if bps > 20_000 {
+		t.Errorf("seed %d: bus cost %.0f bytes/node/s is above the 20 KB/s budget", h.Seed, bps)
+	}
 }
 
 func TestMinorityNeverFailsMajority(t *testing.T) {

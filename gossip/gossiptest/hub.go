@@ -42,6 +42,10 @@ type Hub struct {
 	Latency, Jitter int64
 	// Bytes and Frames count everything put on the wire.
 	Bytes, Frames uint64
+	// RedisBytes estimates what the same messages would cost in Redis 7's
+	// bus format (fixed 2256-byte header with the full slot bitmap, 104
+	// bytes per gossip entry), for comparison.
+	RedisBytes uint64
 	// Logf, when set, receives every event (t.Logf).
 	Logf func(format string, args ...any)
 
@@ -98,10 +102,12 @@ func (h *Hub) Apply(i int, outs []gossip.Output) {
 	for _, o := range outs {
 		switch o := o.(type) {
 		case *gossip.Send:
+			h.RedisBytes += redisSize(o.Msg)
 			h.send(m, o.Addr, gossip.Encode(o.Msg))
 		case *gossip.Broadcast:
 			frame := gossip.Encode(o.Msg)
 			for _, p := range o.To {
+				h.RedisBytes += redisSize(o.Msg)
 				h.send(m, p.Addr, frame)
 			}
 		case *gossip.Persist:
@@ -271,4 +277,24 @@ func (q *events) Pop() any {
 	e := old[len(old)-1]
 	*q = old[:len(old)-1]
 	return e
+}
+
+// redisSize is the size of m in Redis 7.0's cluster bus format.
+func redisSize(m gossip.Message) uint64 {
+	const header, gossipEntry = 2256, 104
+	switch m := m.(type) {
+	case *gossip.Ping:
+		return header + gossipEntry*uint64(len(m.Gossip))
+	case *gossip.Pong:
+		return header + gossipEntry*uint64(len(m.Gossip))
+	case *gossip.Meet:
+		return header + gossipEntry*uint64(len(m.Gossip))
+	case *gossip.Fail:
+		return header + 40
+	case *gossip.Update:
+		return header + 8 + 40 + 2048
+	case *gossip.Publish:
+		return header + 8 + uint64(len(m.Channel)+len(m.Message))
+	}
+	return header
 }
