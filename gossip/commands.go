@@ -292,3 +292,51 @@ func (s *State) Publish(now int64, channel, message []byte) []Output {
 func (s *State) String() string {
 	return fmt.Sprintf("%s epoch=%d nodes=%d state=%s", s.Myself.ID[:8], s.CurrentEpoch, len(s.Nodes), s.Status)
 }
+
+// Header returns this node's current message header, for messages other
+// packages build (failover auth requests and acks).
+func (s *State) Header() Header { return s.header() }
+
+// SendMessage asks for m to be sent to the known node id (failover's
+// auth acks); it reports false when id is unknown or has no address.
+func (s *State) SendMessage(now int64, id NodeID, m Message) ([]Output, bool) {
+	s.begin(now)
+	n := s.Nodes[id]
+	if n == nil || n.Flags&(FlagNoAddr|FlagHandshake) != 0 {
+		return nil, false
+	}
+	s.Stats.Sent[m.Type()]++
+	s.emit(&Send{To: id, Addr: n.Addr(), Msg: m})
+	return s.flush(), true
+}
+
+// BroadcastMessage sends m to every known node (failover auth requests).
+func (s *State) BroadcastMessage(now int64, m Message) []Output {
+	s.begin(now)
+	s.broadcast(m)
+	return s.flush()
+}
+
+// Promote makes this replica the master of its master's slots with the
+// given config epoch (won in an election, or taken by TAKEOVER), persists
+// and announces it to every node at once.
+func (s *State) Promote(now int64, epoch uint64) []Output {
+	s.begin(now)
+	me := s.Myself
+	old := s.Nodes[me.Master]
+	if old != nil {
+		for j := 0; j < slots.Count && old.NumSlots > 0; j++ {
+			if old.Slots.Has(j) {
+				s.assignSlot(j, me)
+			}
+		}
+	}
+	me.Flags = me.Flags&^FlagSlave | FlagMaster
+	me.Master = ""
+	me.ConfigEpoch = epoch
+	s.CurrentEpoch = adoptEpoch(s.CurrentEpoch, epoch)
+	s.dirty = true
+	s.broadcastPong()
+	s.updateState()
+	return s.flush()
+}

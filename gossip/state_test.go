@@ -286,3 +286,60 @@ func TestClearFailRules(t *testing.T) {
 		t.Fatal("master FAIL not cleared after 2 x node timeout")
 	}
 }
+
+func TestRejoinDelay(t *testing.T) {
+	s := newTestState(t, testSeed(t))
+	s.Cfg.RequireFullCoverage = false
+	s.AddSlots(0, []int{0})
+	others := []*Node{
+		{ID: "3650ddb9b58c1e551861705dc26769f09084c718", Flags: FlagMaster},
+		{ID: "5413447bc70681b4f26425f4fa0873e8d3997a8f", Flags: FlagMaster},
+	}
+	for i, n := range others {
+		n.DataReceived = 1 << 40 // always heard from: only the test sets PFAIL
+		n.addSlot(i + 1)
+		s.Owner[i+1] = n.ID
+		s.addNode(n)
+	}
+	s.Tick(3000)
+	if s.Status != ClusterOK {
+		t.Fatal("not ok")
+	}
+	others[0].Flags |= FlagPFail
+	others[1].Flags |= FlagPFail
+	s.Tick(3100)
+	if s.Status != ClusterFail {
+		t.Fatal("ok in the minority")
+	}
+	others[0].Flags &^= FlagPFail
+	s.Tick(3200)
+	if s.Status != ClusterFail {
+		t.Fatal("a master must wait the rejoin delay (node timeout) before saying ok")
+	}
+	s.Tick(3100 + 1000 + 100)
+	if s.Status != ClusterOK {
+		t.Fatal("not ok after the rejoin delay")
+	}
+}
+
+func TestPromote(t *testing.T) {
+	seed := testSeed(t)
+	s := newTestState(t, seed)
+	m := &Node{ID: "3650ddb9b58c1e551861705dc26769f09084c718", Flags: FlagMaster | FlagFail, ConfigEpoch: 1, IP: "10.0.0.9", CPort: 1}
+	m.addSlot(7)
+	s.Owner[7] = m.ID
+	s.addNode(m)
+	if _, err := s.Replicate(0, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	outs := s.Promote(10, 5)
+	if s.Owner[7] != s.Myself.ID || !s.Myself.IsMaster() || s.Myself.ConfigEpoch != 5 || s.CurrentEpoch != 5 || m.NumSlots != 0 {
+		t.Fatalf("seed %d: promote incomplete", seed)
+	}
+	if _, ok := outs[0].(*Persist); !ok {
+		t.Fatalf("promote must persist before announcing: %#v", outs)
+	}
+	if b, ok := outs[1].(*Broadcast); !ok || b.Msg.Type() != TypePong || b.Msg.Hdr().ConfigEpoch != 5 {
+		t.Fatalf("promote must broadcast a pong with the new epoch: %#v", outs)
+	}
+}
