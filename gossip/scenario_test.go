@@ -167,6 +167,10 @@ func TestHundredNodesConverge(t *testing.T) {
 	bps := float64(h.Bytes-b0) / 100 / 60
 	t.Logf("steady state: %.0f bytes/node/s, %.1f frames/node/s, %.0f bytes/frame; the same messages in Redis's format: %.0f bytes/node/s",
 		bps, float64(h.Frames-f0)/100/60, float64(h.Bytes-b0)/float64(h.Frames-f0), float64(h.RedisBytes-r0)/100/60)
+	if h.MaxFrame > 1400 {
+		t.Errorf("seed %d: largest frame %d bytes does not fit a memberlist UDP packet", h.Seed, h.MaxFrame)
+	}
+	t.Logf("largest frame: %d bytes", h.MaxFrame)
 	if bps > 20_000 {
 		t.Errorf("seed %d: bus cost %.0f bytes/node/s is above the 20 KB/s budget", h.Seed, bps)
 	}
@@ -365,6 +369,7 @@ func TestForgetHolds60s(t *testing.T) {
 
 func TestRestartRejoinsWithSameSlots(t *testing.T) {
 	h := newHub(t)
+	h.Latency, h.Jitter = 5, 30
 	ids := h.Add(6, 2000)
 	slotted(t, h, ids, true)
 	meetChain(h, ids)

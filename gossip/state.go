@@ -602,6 +602,10 @@ func (s *State) Step(now int64, from NodeID, m Message) []Output {
 		sender = s.acceptMeet(h)
 	}
 	if t == TypePong && sender != nil {
+		if hs := s.handshakeTo(h.IP, h.CPort); hs != nil {
+			// A MEET to a node we already know: its pong ends the handshake.
+			s.delNode(hs)
+		}
 		sender.PongReceived = now
 		sender.PingSent = 0
 		sender.Connected = true

@@ -343,3 +343,18 @@ func TestPromote(t *testing.T) {
 		t.Fatalf("promote must broadcast a pong with the new epoch: %#v", outs)
 	}
 }
+
+func TestMeetKnownNode(t *testing.T) {
+	seed := testSeed(t)
+	a, b := newTestState(t, seed), newTestState(t, seed+1)
+	b.Myself.CPort = 17001
+	by := map[Addr]*State{a.Myself.Addr(): a, b.Myself.Addr(): b}
+	exchange(30, exchange(20, exchange(10, a.Meet(10, "10.0.0.1", 7000, 17001), by), by), by)
+	if len(a.Nodes) != 2 {
+		t.Fatal("not met")
+	}
+	exchange(50, exchange(40, a.Meet(40, "10.0.0.1", 7000, 17001), by), by)
+	if len(a.Nodes) != 2 || len(b.Nodes) != 2 {
+		t.Fatalf("seed %d: meeting a known node left %d/%d nodes", seed, len(a.Nodes), len(b.Nodes))
+	}
+}

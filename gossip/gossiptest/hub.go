@@ -46,6 +46,8 @@ type Hub struct {
 	// bus format (fixed 2256-byte header with the full slot bitmap, 104
 	// bytes per gossip entry), for comparison.
 	RedisBytes uint64
+	// MaxFrame is the largest frame sent.
+	MaxFrame int
 	// Logf, when set, receives every event (t.Logf).
 	Logf func(format string, args ...any)
 
@@ -142,6 +144,7 @@ func short(id gossip.NodeID) string {
 func (h *Hub) send(from *Member, to gossip.Addr, frame []byte) {
 	h.Bytes += uint64(len(frame))
 	h.Frames++
+	h.MaxFrame = max(h.MaxFrame, len(frame))
 	from.SentBytes += uint64(len(frame))
 	dst := h.byAddr[to]
 	if dst == nil || h.group[from.Index] != h.group[dst.Index] {
