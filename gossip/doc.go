@@ -26,9 +26,16 @@
 //
 // The rules follow Redis Cluster (see docs/design.md and
 // shared/reference/CLUSTER-COMPAT.md). Where slotd chooses differently:
-// failure reports count only from masters that serve slots (as Valkey
-// does), and a handshake ping or MEET is repeated every second until it is
-// answered or the handshake times out, so a MEET survives lost packets.
+//
+//   - failure reports count only from masters that serve slots, and this
+//     node counts itself only when it serves slots (Valkey does the same;
+//     Redis counts any master);
+//   - a handshake ping or MEET is repeated every second until it is answered
+//     or the handshake times out (three node timeouts for CLUSTER MEET), and
+//     the receiver of a MEET adds the sender at once from the id and address
+//     in its header instead of starting a second handshake, so a MEET
+//     survives lost packets;
+//   - CLUSTER NODES lists nodes in the order they became known.
 //
 // Ordering rules (adopt the larger currentEpoch; a claim wins a slot only
 // with a larger config epoch; a stale claim is answered with UPDATE; of two
