@@ -1,0 +1,105 @@
+// Package gossip owns the cluster's shared view and the bus protocol that
+// keeps it in agreement: which nodes exist, their roles and health (PFAIL,
+// FAIL), currentEpoch and config epochs, who serves each of the 16384 slots,
+// and the typed bus messages with their binary codec.
+//
+// # The state machine
+//
+// State is pure: it opens no sockets, starts no goroutines, reads no clock
+// and draws randomness only from Config.Rand. The caller (the node's bus
+// loop) owns one State and feeds it:
+//
+//   - Tick(now) every TickInterval ms: pings (a random node once a second,
+//     plus every node not heard from for node-timeout/2), PFAIL detection,
+//     handshake and FORGET expiry, cluster_state;
+//   - Step(now, from, msg) for every message parsed off the bus;
+//   - the commands behind CLUSTER MEET, ADDSLOTS, DELSLOTS, SETSLOT, FORGET,
+//     SET-CONFIG-EPOCH, BUMPEPOCH, REPLICATE, RESET.
+//
+// Each returns a list of Outputs that the caller carries out in order:
+// Send and Broadcast (encode with AppendMessage, hand to the Transport),
+// Persist (write FormatNodesConf to a temp file, fsync, rename — before any
+// later Send), Event (log it with the node id), SlotsLost (drop the keys of
+// those slots), RoleChanged, Deliver (PUBLISH to local subscribers) and
+// Forward (failover messages, for package failover). now is milliseconds on
+// any monotonic clock, the same one for every call.
+//
+// The rules follow Redis Cluster (see docs/design.md and
+// shared/reference/CLUSTER-COMPAT.md). Where slotd chooses differently:
+//
+//   - failure reports count only from masters that serve slots, and this
+//     node counts itself only when it serves slots (Valkey does the same;
+//     Redis counts any master);
+//   - a handshake ping or MEET is repeated every second until it is answered
+//     or the handshake times out (three node timeouts for CLUSTER MEET), and
+//     the receiver of a MEET adds the sender at once from the id and address
+//     in its header instead of starting a second handshake, so a MEET
+//     survives lost packets;
+//   - CLUSTER NODES lists nodes in the order they became known.
+//
+// Ordering rules (adopt the larger currentEpoch; a claim wins a slot only
+// with a larger config epoch; a stale claim is answered with UPDATE; of two
+// masters with equal config epochs the smaller id takes a new one) are
+// written once each in order.go.
+//
+// # Wire format, version 1
+//
+// A frame is self-delimiting so that it can travel in a UDP packet or in a
+// TCP stream. Integers marked uvarint/varint use encoding/binary's varint
+// forms and must be minimal; u16/u32 are big-endian.
+//
+//	offset  size  field
+//	0       4     magic "SLBM"
+//	4       1     version (1)
+//	5       1     type: 0 ping, 1 pong, 2 meet, 3 fail, 4 publish,
+//	              5 failover-auth-request, 6 failover-auth-ack, 7 update, 8 mfstart
+//	6       4     u32 total frame length, these 10 bytes included (<= 32 MiB)
+//	10      ...   header, then the body of the type; the frame must end exactly
+//	              where the length says
+//
+// Header (every type):
+//
+//	str8     cluster name (u8 length + bytes); a receiver drops frames of another cluster
+//	id       sender: the 40-hex node id as 20 raw bytes
+//	uvarint  currentEpoch
+//	uvarint  configEpoch (the master's when the sender is a replica)
+//	u16      flags: 1 myself, 2 master, 4 slave, 8 pfail, 16 fail, 32 handshake,
+//	         64 noaddr, 128 nofailover; other bits are invalid
+//	u8       1 if a master id follows, else 0
+//	id       master id (replicas only)
+//	varint   replication offset
+//	str8     ip; u16 client port; u16 bus port; str8 hostname
+//	u8       cluster state: 0 fail, 1 ok
+//	u8       manual-failover flags: 1 paused, 2 force-ack
+//	slots    the slots the sender (or its master) serves
+//
+// A slot set is an encoding byte then either
+//
+//	0: uvarint range count, then per range uvarint gap and uvarint length-1,
+//	   where gap is start-(previous end)-2 (start for the first range), so
+//	   ranges are sorted, disjoint and never adjacent;
+//	1: the 2048-byte bitmap (slot n is bit n%8 of byte n/8), allowed only
+//	   when the range form would be longer.
+//
+// A node serving one range costs 4-6 bytes instead of Redis's 2048, which
+// keeps a ping for a 100-node cluster under memberlist's 1400-byte packets.
+//
+// Bodies:
+//
+//	ping, pong, meet  uvarint count, then per entry: id, uvarint ping-sent ms,
+//	                  uvarint pong-received ms, str8 ip, u16 port, u16 bus port, u16 flags
+//	fail              id of the failing node
+//	update            id, uvarint its config epoch, slots
+//	publish           uvarint length + channel, uvarint length + message
+//	others            empty
+//
+// ParseMessage accepts exactly one encoding of each message, so a frame it
+// accepts appends back to the same bytes (the fuzz target checks it).
+//
+// # nodes.conf and CLUSTER NODES
+//
+// FormatNodesConf and ParseNodesConf read and write redis-server's
+// cluster-config-file; FormatClusterNodes renders CLUSTER NODES byte for
+// byte (lines in the order nodes became known, where redis-server uses its
+// hash table's order; tools sort them).
+package gossip
