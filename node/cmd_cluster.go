@@ -8,15 +8,42 @@ import (
 const errNoCluster = "ERR This instance has cluster support disabled"
 
 func registerCluster(t Table) {
-	t.Add(&Command{Name: "asking", Arity: 1, Flags: FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdAsking})
-	t.Add(&Command{Name: "readonly", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdReadonly})
-	t.Add(&Command{Name: "readwrite", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast", "connection"}, Handler: cmdReadwrite})
-	t.Add(&Command{Name: "cluster", Arity: -2, ACL: []string{"slow"}, Handler: func(x *Ctx) {
+	t.Add(metaCommand("asking", cmdAsking))
+	t.Add(metaCommand("readonly", cmdReadonly))
+	t.Add(metaCommand("readwrite", cmdReadwrite))
+	t.Add(metaCommand("cluster", func(x *Ctx) {
 		x.W.Error("ERR unknown subcommand '" + sanitize(x.Arg(1), 128) + "'. Try CLUSTER HELP.")
-	}})
-	t.Add(&Command{Name: "cluster|keyslot", Arity: 3, Flags: FlagStale, ACL: []string{"slow"}, Handler: cmdClusterKeyslot})
-	t.Add(&Command{Name: "cluster|countkeysinslot", Arity: 3, Flags: FlagStale, ACL: []string{"slow"}, Handler: cmdClusterCountKeys})
-	t.Add(&Command{Name: "cluster|getkeysinslot", Arity: 4, Flags: FlagStale, ACL: []string{"slow"}, Handler: cmdClusterGetKeys})
+	}))
+	for name, h := range map[string]HandlerFunc{
+		"keyslot":               cmdClusterKeyslot,
+		"countkeysinslot":       cmdClusterCountKeys,
+		"getkeysinslot":         cmdClusterGetKeys,
+		"meet":                  cmdClusterMeet,
+		"addslots":              cmdClusterAddSlots,
+		"addslotsrange":         cmdClusterAddSlots,
+		"delslots":              cmdClusterDelSlots,
+		"delslotsrange":         cmdClusterDelSlots,
+		"flushslots":            cmdClusterFlushSlots,
+		"setslot":               cmdClusterSetSlot,
+		"nodes":                 cmdClusterNodes,
+		"slots":                 cmdClusterSlots,
+		"shards":                cmdClusterShards,
+		"info":                  cmdClusterInfo,
+		"myid":                  cmdClusterMyID,
+		"forget":                cmdClusterForget,
+		"reset":                 cmdClusterReset,
+		"saveconfig":            cmdClusterSaveConfig,
+		"set-config-epoch":      cmdClusterSetConfigEpoch,
+		"bumpepoch":             cmdClusterBumpEpoch,
+		"count-failure-reports": cmdClusterCountFailureReports,
+		"links":                 cmdClusterLinks,
+		"replicate":             cmdClusterReplicate,
+		"replicas":              cmdClusterReplicas,
+		"slaves":                cmdClusterReplicas,
+		"help":                  cmdClusterHelp,
+	} {
+		t.Add(metaCommand("cluster|"+name, h))
+	}
 }
 
 func (s *Server) clusterEnabled() bool { return s.Cfg.Bool("cluster-enabled") }

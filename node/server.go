@@ -41,6 +41,8 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	route atomic.Pointer[Route]
+	// cl is the cluster runtime; nil when cluster-enabled is no.
+	cl *clusterNode
 
 	watchMu sync.Mutex
 	watched map[watchKey][]*Client
@@ -160,6 +162,12 @@ func (s *Server) Listen() error {
 		return errors.New("no address to listen on")
 	}
 	s.Log.Info("listening", zap.Strings("addrs", addrs))
+	if s.clusterEnabled() {
+		if err := s.startCluster(); err != nil {
+			s.closeListeners()
+			return err
+		}
+	}
 	return nil
 }
 
@@ -201,6 +209,9 @@ func (s *Server) Close() error {
 	s.closed = true
 	close(s.done)
 	s.closeListeners()
+	if s.cl != nil {
+		s.cl.close()
+	}
 	for _, c := range s.clients {
 		c.Kill()
 	}

@@ -202,6 +202,9 @@ var table = []Directive{
 	sn("masteruser"),
 	sn("cluster-announce-ip"),
 	si("cluster-config-file", "nodes.conf"),
+	// slotd's own: the key that encrypts the cluster bus (memberlist's
+	// AES-GCM). Hidden, so that CONFIG GET * does not print it.
+	{Name: "cluster-bus-secret", Kind: KindString, NullEmpty: true, Immutable: true, Hidden: true},
 	{Name: "cluster-announce-hostname", Kind: KindString, NullEmpty: true, check: checkHostname},
 	si("syslog-ident", "redis"),
 	{Name: "dbfilename", Kind: KindString, Default: "dump.rdb", Protected: true, check: checkBaseName("dbfilename can't be a path, just a filename", "")},

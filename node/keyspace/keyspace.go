@@ -389,3 +389,9 @@ func (db *DB) NextExpireSlot() int {
 }
 
 func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
+
+// SlotHasKeys reports whether a slot holds keys, without its lock (from the
+// lock-free bitmap; an expired key not yet reclaimed counts).
+func (db *DB) SlotHasKeys(slot int) bool {
+	return db.nonEmpty[slot>>6].Load()&(1<<(slot&63)) != 0
+}

@@ -1,0 +1,473 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/slotd/slotd/gossip"
+	"github.com/slotd/slotd/node/bus"
+	"github.com/slotd/slotd/slots"
+)
+
+// clusterTick is how often the cluster loop calls the state machine's Tick.
+const clusterTick = 100 * time.Millisecond
+
+// clusterNode runs this node's part of the cluster: one goroutine (loop)
+// owns the gossip state machine and feeds it bus frames, ticks and client
+// commands; it carries out the outputs (sends, config writes, key drops)
+// and publishes a routing snapshot for the command path after each step.
+type clusterNode struct {
+	s    *Server
+	log  *zap.Logger
+	st   *gossip.State
+	bus  *bus.Bus
+	file string
+	lock *os.File
+
+	frames chan []byte
+	cmds   chan func()
+	done   chan struct{}
+	wg     sync.WaitGroup
+	start  time.Time
+
+	badFrames atomic.Int64
+	// info is CLUSTER INFO's text, rebuilt with the routing snapshot so
+	// that INFO does not wait for the loop.
+	info atomic.Pointer[string]
+}
+
+// startCluster loads or creates the cluster config, opens the bus and
+// starts the loop. Called by Listen when cluster-enabled is yes.
+func (s *Server) startCluster() error {
+	cn := &clusterNode{
+		s:      s,
+		frames: make(chan []byte, 1024),
+		cmds:   make(chan func()),
+		done:   make(chan struct{}),
+		start:  time.Now(),
+	}
+	file := s.Cfg.Str("cluster-config-file")
+	if !filepath.IsAbs(file) {
+		if dir := s.Cfg.Str("dir"); dir != "" {
+			file = filepath.Join(dir, file)
+		}
+	}
+	cn.file = file
+	if err := cn.lockConfig(); err != nil {
+		return err
+	}
+	port := int(s.Cfg.Int("port"))
+	cport := int(s.Cfg.Int("cluster-port"))
+	if cport == 0 {
+		cport = port + 10000
+	}
+	gcfg := gossip.Config{
+		NodeTimeout:         s.Cfg.Int("cluster-node-timeout"),
+		RequireFullCoverage: s.Cfg.Bool("cluster-require-full-coverage"),
+		Rand:                rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))),
+	}
+	ip := s.announceIP()
+	aport, acport := port, cport
+	if p := int(s.Cfg.Int("cluster-announce-port")); p != 0 {
+		aport = p
+	}
+	if p := int(s.Cfg.Int("cluster-announce-bus-port")); p != 0 {
+		acport = p
+	}
+	now := time.Now().UnixMilli()
+	data, err := os.ReadFile(file)
+	switch {
+	case err == nil && len(strings.TrimSpace(string(data))) > 0:
+		st, perr := gossip.ParseNodesConf(data)
+		if perr != nil {
+			cn.unlock()
+			return fmt.Errorf("Unrecoverable error: corrupted cluster config file %q: %v", file, perr)
+		}
+		st.Cfg = gcfg
+		st.Myself.IP, st.Myself.Port, st.Myself.CPort = ip, aport, acport
+		st.Restart(now)
+		cn.st = st
+	case err == nil || errors.Is(err, os.ErrNotExist):
+		cn.st = gossip.NewState(gcfg, gossip.RandomID(gcfg.Rand), ip, aport, acport)
+		if err := cn.persist(); err != nil {
+			cn.unlock()
+			return err
+		}
+	default:
+		cn.unlock()
+		return fmt.Errorf("cannot read the cluster config file %q: %w", file, err)
+	}
+	cn.st.Myself.Hostname = s.Cfg.Str("cluster-announce-hostname")
+	cn.log = s.Log.With(zap.String("node", string(cn.st.Myself.ID[:8])), zap.String("component", "cluster"))
+	s.Log = s.Log.With(zap.String("node_id", string(cn.st.Myself.ID)))
+	bindAddr := "0.0.0.0"
+	if b := s.firstBindIP(); b != "" {
+		bindAddr = b
+	}
+	cn.bus, err = bus.Open(bus.Config{
+		Name:          string(cn.st.Myself.ID),
+		BindAddr:      bindAddr,
+		Port:          cport,
+		AdvertiseAddr: ip,
+		AdvertisePort: cport,
+		Secret:        s.Cfg.Str("cluster-bus-secret"),
+		OnFrame:       cn.onFrame,
+		Logger:        cn.log,
+	})
+	if err != nil {
+		cn.unlock()
+		return err
+	}
+	s.cl = cn
+	cn.publish()
+	cn.wg.Add(1)
+	go func() {
+		defer cn.wg.Done()
+		cn.loop()
+	}()
+	cn.log.Info("cluster node started", zap.String("id", string(cn.st.Myself.ID)), zap.String("config", file), zap.Int("bus_port", cport))
+	return nil
+}
+
+// announceIP is the address this node tells others to reach it at:
+// cluster-announce-ip, else the first concrete bind address, else the
+// first non-loopback interface address, else 127.0.0.1.
+func (s *Server) announceIP() string {
+	if ip := s.Cfg.Str("cluster-announce-ip"); ip != "" {
+		return ip
+	}
+	if ip := s.firstBindIP(); ip != "" {
+		return ip
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+				return n.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}
+
+// firstBindIP returns the first bind address that is a concrete IP.
+func (s *Server) firstBindIP() string {
+	for _, b := range splitFields(s.Cfg.Str("bind")) {
+		b = strings.TrimPrefix(b, "-")
+		if ip := net.ParseIP(b); ip != nil && !ip.IsUnspecified() {
+			return ip.String()
+		}
+	}
+	return ""
+}
+
+// lockConfig takes an exclusive lock on the config file so that two nodes
+// cannot share it.
+func (cn *clusterNode) lockConfig() error {
+	f, err := os.OpenFile(cn.file, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("cannot open the cluster config file %q: %w", cn.file, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("Sorry, the cluster configuration file %s is already used by a different Redis Cluster node. Please make sure that different nodes use different cluster configuration files.", cn.file)
+	}
+	cn.lock = f
+	return nil
+}
+
+func (cn *clusterNode) unlock() {
+	if cn.lock != nil {
+		cn.lock.Close()
+		cn.lock = nil
+	}
+}
+
+// persist writes the config atomically: a temporary file, fsync, rename,
+// and an fsync of the directory. The lock is on the inode that the rename
+// replaces, so it is taken again on the new file.
+func (cn *clusterNode) persist() error {
+	data := gossip.FormatNodesConf(cn.st)
+	tmp := cn.file + ".tmp-" + strconv.Itoa(os.Getpid())
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, cn.file); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if d, err := os.Open(filepath.Dir(cn.file)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	old := cn.lock
+	cn.lock = f
+	if old != nil {
+		old.Close()
+	}
+	return nil
+}
+
+func (cn *clusterNode) onFrame(frame []byte) {
+	f := append([]byte(nil), frame...)
+	select {
+	case cn.frames <- f:
+	default:
+		// The loop is behind: drop, the protocol resends.
+		cn.badFrames.Add(1)
+	}
+}
+
+func (cn *clusterNode) loop() {
+	t := time.NewTicker(clusterTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-cn.done:
+			return
+		case f := <-cn.frames:
+			for len(f) > 0 {
+				m, rest, err := gossip.ParseMessage(f)
+				if err != nil {
+					cn.badFrames.Add(1)
+					break
+				}
+				cn.apply(cn.st.Step(time.Now().UnixMilli(), m.Hdr().Sender, m))
+				f = rest
+			}
+		case <-t.C:
+			cn.apply(cn.st.Tick(time.Now().UnixMilli()))
+		case fn := <-cn.cmds:
+			fn()
+		}
+		cn.publish()
+	}
+}
+
+// do runs fn on the loop goroutine and waits for it.
+func (cn *clusterNode) do(fn func()) {
+	done := make(chan struct{})
+	select {
+	case cn.cmds <- func() { fn(); close(done) }:
+		<-done
+	case <-cn.done:
+	}
+}
+
+// apply carries out the state machine's outputs in order.
+func (cn *clusterNode) apply(outs []gossip.Output) {
+	for _, o := range outs {
+		switch o := o.(type) {
+		case *gossip.Send:
+			cn.send(o.Addr, gossip.Encode(o.Msg))
+		case *gossip.Broadcast:
+			frame := gossip.Encode(o.Msg)
+			for _, p := range o.To {
+				cn.send(p.Addr, frame)
+			}
+		case *gossip.Persist:
+			if err := cn.persist(); err != nil {
+				cn.log.Error("cannot write the cluster config", zap.Error(err))
+			}
+		case *gossip.Event:
+			cn.log.Info("cluster event", zap.String("event", o.Kind.String()), zap.String("about", string(o.Node)), zap.String("detail", o.Detail))
+		case *gossip.SlotsLost:
+			cn.dropSlots(o.Slots)
+		case *gossip.RoleChanged:
+			cn.log.Info("role changed", zap.String("master", string(o.Master)))
+		}
+	}
+}
+
+// send hands a frame to the bus. Frames that need TCP go out on their own
+// goroutine so that an unreachable peer cannot stall the loop.
+func (cn *clusterNode) send(a gossip.Addr, frame []byte) {
+	addr := net.JoinHostPort(a.IP, strconv.Itoa(a.CPort))
+	if len(frame) > 1200 {
+		go cn.bus.Send(addr, frame, true)
+		return
+	}
+	cn.bus.Send(addr, frame, false)
+}
+
+// dropSlots deletes the keys of slots this node no longer serves. It runs
+// off the loop: it takes slot locks, which a transaction waiting on a
+// CLUSTER command may hold.
+func (cn *clusterNode) dropSlots(bm slots.Bitmap) {
+	ks := cn.s.ks
+	go func() {
+		for slot := 0; slot < slots.Count; slot++ {
+			if !bm.Has(slot) {
+				continue
+			}
+			ks.Lock(slot)
+			n := ks.DB(0).FlushSlot(slot)
+			ks.Unlock(slot)
+			if n > 0 {
+				cn.log.Info("dropped keys of a lost slot", zap.Int("slot", slot), zap.Int("keys", n))
+			}
+		}
+	}()
+}
+
+// publish installs the routing snapshot and the CLUSTER INFO text for the
+// state as it is now.
+func (cn *clusterNode) publish() {
+	st := cn.st
+	r := NewRoute()
+	r.OK = st.Status == gossip.ClusterOK
+	r.AllowReadsWhenDown = cn.s.Cfg.Bool("cluster-allow-reads-when-down")
+	index := map[gossip.NodeID]int16{}
+	add := func(id gossip.NodeID) int16 {
+		if i, ok := index[id]; ok {
+			return i
+		}
+		n := st.Nodes[id]
+		ep := "?:0"
+		if n != nil {
+			ep = cn.endpoint(n) + ":" + strconv.Itoa(n.Port)
+		}
+		i := int16(len(r.Nodes))
+		r.Nodes = append(r.Nodes, RouteNode{ID: string(id), Endpoint: ep})
+		index[id] = i
+		return i
+	}
+	r.Myself = add(st.Myself.ID)
+	if st.Myself.IsReplica() && st.Myself.Master != "" {
+		r.MyMaster = add(st.Myself.Master)
+	}
+	for slot, id := range st.Owner {
+		if id != "" {
+			r.Owner[slot] = add(id)
+		}
+	}
+	if len(st.Migrating) > 0 {
+		r.Migrating = map[int]int16{}
+		for slot, id := range st.Migrating {
+			r.Migrating[slot] = add(id)
+		}
+	}
+	if len(st.Importing) > 0 {
+		r.Importing = map[int]int16{}
+		for slot, id := range st.Importing {
+			r.Importing[slot] = add(id)
+		}
+	}
+	cn.s.SetRoute(r)
+	info := cn.infoText()
+	cn.info.Store(&info)
+}
+
+// endpoint is the host that redirections and CLUSTER SLOTS name for n,
+// per cluster-preferred-endpoint-type.
+func (cn *clusterNode) endpoint(n *gossip.Node) string {
+	switch cn.s.Cfg.Str("cluster-preferred-endpoint-type") {
+	case "hostname":
+		if n.Hostname != "" {
+			return n.Hostname
+		}
+		return "?"
+	case "unknown-endpoint":
+		return "?"
+	}
+	return n.IP
+}
+
+func (cn *clusterNode) close() {
+	select {
+	case <-cn.done:
+		return
+	default:
+	}
+	close(cn.done)
+	cn.wg.Wait()
+	cn.bus.Close()
+	cn.unlock()
+}
+
+// infoText is CLUSTER INFO's reply.
+func (cn *clusterNode) infoText() string {
+	st := cn.st
+	assigned, pfail, fail := 0, 0, 0
+	for _, id := range st.Owner {
+		if id == "" {
+			continue
+		}
+		assigned++
+		if n := st.Nodes[id]; n != nil {
+			if n.Flags&gossip.FlagFail != 0 {
+				fail++
+			} else if n.Flags&gossip.FlagPFail != 0 {
+				pfail++
+			}
+		}
+	}
+	size := 0
+	for _, n := range st.Nodes {
+		if n.IsMaster() && n.NumSlots > 0 {
+			size++
+		}
+	}
+	myEpoch := st.Myself.ConfigEpoch
+	if st.Myself.IsReplica() {
+		if m := st.Nodes[st.Myself.Master]; m != nil {
+			myEpoch = m.ConfigEpoch
+		}
+	}
+	var b strings.Builder
+	kv := func(k string, v any) { fmt.Fprintf(&b, "%s:%v\r\n", k, v) }
+	kv("cluster_state", st.Status.String())
+	kv("cluster_slots_assigned", assigned)
+	kv("cluster_slots_ok", assigned-pfail-fail)
+	kv("cluster_slots_pfail", pfail)
+	kv("cluster_slots_fail", fail)
+	kv("cluster_known_nodes", len(st.Nodes))
+	kv("cluster_size", size)
+	kv("cluster_current_epoch", st.CurrentEpoch)
+	kv("cluster_my_epoch", myEpoch)
+	var sent, recv uint64
+	for t := gossip.TypePing; t <= gossip.TypeMFStart; t++ {
+		if n := st.Stats.Sent[t]; n > 0 {
+			kv("cluster_stats_messages_"+t.String()+"_sent", n)
+			sent += n
+		}
+	}
+	kv("cluster_stats_messages_sent", sent)
+	for t := gossip.TypePing; t <= gossip.TypeMFStart; t++ {
+		if n := st.Stats.Received[t]; n > 0 {
+			kv("cluster_stats_messages_"+t.String()+"_received", n)
+			recv += n
+		}
+	}
+	kv("cluster_stats_messages_received", recv)
+	kv("total_cluster_links_buffer_limit_exceeded", 0)
+	return b.String()
+}
