@@ -24,9 +24,7 @@ func TestConfigCommands(t *testing.T) {
 	tc.expect("-ERR The server is running without a config file|", "CONFIG", "REWRITE")
 	tc.expect("+OK|", "CONFIG", "RESETSTAT")
 	tc.expect("-ERR unknown subcommand 'x'. Try CONFIG HELP.|", "CONFIG", "x")
-	if got := tc.do("CONFIG", "HELP"); !strings.HasPrefix(got, "*11\r\n+CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n") {
-		t.Errorf("CONFIG HELP: %q", got)
-	}
+	tc.expect("*11|+CONFIG <subcommand> [<arg> ...] -- subcommands:|+GET <pattern>|+    Each parameter whose name matches the glob <pattern>, with its value.|+SET <directive> <value>|+    Changes <directive> to <value> at run time.|+RESETSTAT|+    Zeroes the counters that INFO shows.|+REWRITE|+    Writes the running configuration back to the config file.|+HELP|+    Lists these subcommands.|", "CONFIG", "HELP")
 	// RESP3: CONFIG GET is a map.
 	tc.c.out.Proto = 3
 	tc.expect("%1|$2|hz|$2|20|", "CONFIG", "GET", "hz")

@@ -175,17 +175,16 @@ func cmdLatencyDoctor(x *Ctx) {
 func cmdLatencyHelp(x *Ctx) {
 	writeHelp(x, "LATENCY",
 		"DOCTOR",
-		"    Return a human readable latency analysis report.",
+		"    A plain-text summary of the latency spikes recorded so far.",
 		"GRAPH <event>",
-		"    Return an ASCII latency graph for the <event> class.",
+		"    An ASCII chart of the recorded spikes of <event>.",
 		"HISTORY <event>",
-		"    Return time-latency samples for the <event> class.",
+		"    The recorded spikes of <event> as (unix time, milliseconds) pairs.",
 		"LATEST",
-		"    Return the latest latency samples for all events.",
+		"    For each event: time and size of its last spike, and its worst ever.",
 		"RESET [<event> ...]",
-		"    Reset latency data of one or more <event> classes.",
-		"    (default: reset all data for all event classes)",
+		"    Drops what is recorded for the named events, or for all of them.",
 		"HISTOGRAM [COMMAND ...]",
-		"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
-		"    If no commands are specified then all histograms are replied.")
+		"    Per-command latency distributions, cumulative, for the named commands",
+		"    or for every command that has run.")
 }
