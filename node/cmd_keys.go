@@ -793,9 +793,9 @@ func cmdMemoryStats(x *Ctx) {
 func cmdMemoryDoctor(x *Ctx) {
 	// redis-server refuses to diagnose below 5MB of data; this node keeps
 	// no allocator statistics to diagnose beyond that.
-	msg := "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
+	msg := "No memory problem found. slotd keeps no allocator statistics, so fragmentation and allocator overhead are not judged.\n"
 	if x.S.ks.UsedMemory() < 5<<20 {
-		msg = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n"
+		msg = "The node holds less than 5MB: too little for a memory diagnosis.\n"
 	}
 	x.W.Verbatim(msg)
 }

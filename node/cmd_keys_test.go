@@ -378,16 +378,12 @@ func TestMemoryCommand(t *testing.T) {
 	if r := tc.do("MEMORY", "STATS"); !strings.HasPrefix(r, "*54\r\n$14\r\npeak.allocated\r\n:") || !strings.Contains(r, "$18\r\ndataset.percentage\r\n$") {
 		t.Fatalf("MEMORY STATS %q", r)
 	}
-	if r := tc.do("MEMORY", "DOCTOR"); !strings.HasPrefix(r, "$268\r\nHi Sam, this instance is empty") {
-		t.Fatalf("MEMORY DOCTOR %q", r)
-	}
+	tc.expectRaw("$65\r\nThe node holds less than 5MB: too little for a memory diagnosis.\n\r\n", "MEMORY", "DOCTOR")
 	tc.do("HELLO", "3")
 	if r := tc.do("MEMORY", "STATS"); !strings.HasPrefix(r, "%27\r\n") || !strings.Contains(r, "$18\r\ndataset.percentage\r\n,") {
 		t.Fatalf("MEMORY STATS RESP3 %q", r)
 	}
-	if r := tc.do("MEMORY", "DOCTOR"); !strings.HasPrefix(r, "=272\r\ntxt:Hi Sam") {
-		t.Fatalf("MEMORY DOCTOR RESP3 %q", r)
-	}
+	tc.expectRaw("=69\r\ntxt:The node holds less than 5MB: too little for a memory diagnosis.\n\r\n", "MEMORY", "DOCTOR")
 }
 
 func TestJemallocSize(t *testing.T) {
@@ -416,4 +412,14 @@ func TestKeysClusterMode(t *testing.T) {
 	tc.expect("-ERR MOVE is not allowed in cluster mode|", "MOVE", "{a}1", "x")
 	tc.expect("-ERR SWAPDB is not allowed in cluster mode|", "SWAPDB", "x", "1")
 	tc.expect(":64|", "MEMORY", "USAGE", "{a}1") // 16 more bytes of slot-to-key links
+}
+
+func TestMemoryDoctorWithData(t *testing.T) {
+	tc := newTestServer(t, "enable-debug-command", "yes")
+	tc.expect("+OK|", "DEBUG", "POPULATE", "20000", "key", "300")
+	if used := tc.s.ks.UsedMemory(); used < 5<<20 {
+		t.Fatalf("populate made only %d bytes", used)
+	}
+	msg := "No memory problem found. slotd keeps no allocator statistics, so fragmentation and allocator overhead are not judged.\n"
+	tc.expectRaw(fmt.Sprintf("$%d\r\n%s\r\n", len(msg), msg), "MEMORY", "DOCTOR")
 }

@@ -136,11 +136,11 @@ func cmdLatencyDoctor(x *Ctx) {
 	var sb strings.Builder
 	switch {
 	case len(m.events) == 0 && x.S.ext.latencyThreshold.Load() == 0:
-		sb.WriteString("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
+		sb.WriteString("Latency monitoring is off on this node (latency-monitor-threshold is 0). Turn it on with CONFIG SET latency-monitor-threshold <milliseconds>.\n")
 	case len(m.events) == 0:
-		sb.WriteString("Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n")
+		sb.WriteString("No latency spike has been recorded since this node started.\n")
 	default:
-		sb.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
+		sb.WriteString("Latency spikes recorded on this node, by event:\n\n")
 		for i, n := range m.names() {
 			ev := m.events[n]
 			var sum int64
@@ -164,10 +164,10 @@ func cmdLatencyDoctor(x *Ctx) {
 			if period == 0 {
 				period = 1
 			}
-			fmt.Fprintf(&sb, "%d. %s: %d latency spikes (average %dms, mean deviation %dms, period %.2f sec). Worst all time event %dms.\n",
+			fmt.Fprintf(&sb, "%d. %s: %d spike(s), average %dms (mean deviation %dms), one per %.2f s; worst %dms.\n",
 				i+1, n, len(ev.samples), avg, dev, period, ev.max)
 		}
-		sb.WriteString("\nI have no advice for you at the moment.\n")
+		sb.WriteString("\nslotd gives no tuning advice.\n")
 	}
 	x.W.Verbatim(sb.String())
 }
