@@ -666,35 +666,21 @@ func cmdCommandGetKeys(x *Ctx) {
 }
 
 var commandHelp = []string{
-	"COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 	"(no subcommand)",
-	"    Return details about all Redis commands.",
+	"    Every command's details (name, arity, flags, key positions, ...).",
 	"COUNT",
-	"    Return the total number of commands in this Redis server.",
+	"    How many commands this node knows.",
 	"LIST",
-	"    Return a list of all commands in this Redis server.",
+	"    The names of all the commands this node knows.",
 	"INFO [<command-name> ...]",
-	"    Return details about multiple Redis commands.",
-	"    If no command names are given, documentation details for all",
-	"    commands are returned.",
+	"    The details of the named commands; of every command when none is named.",
 	"DOCS [<command-name> ...]",
-	"    Return documentation details about multiple Redis commands.",
-	"    If no command names are given, documentation details for all",
-	"    commands are returned.",
+	"    The documentation entries (summary, since, group, arguments, ...) of the",
+	"    named commands; of every command when none is named.",
 	"GETKEYS <full-command>",
-	"    Return the keys from a full Redis command.",
+	"    The keys that <full-command> would touch.",
 	"GETKEYSANDFLAGS <full-command>",
-	"    Return the keys and the access flags from a full Redis command.",
-	"HELP",
-	"    Prints this help.",
+	"    The keys that <full-command> would touch, each with its access flags.",
 }
 
-func cmdCommandHelp(x *Ctx) { writeStatusLines(x, commandHelp) }
-
-// writeStatusLines replies with a HELP text, one status line per line.
-func writeStatusLines(x *Ctx, lines []string) {
-	x.W.Array(len(lines))
-	for _, l := range lines {
-		x.W.Simple(l)
-	}
-}
+func cmdCommandHelp(x *Ctx) { writeHelp(x, "COMMAND", commandHelp...) }

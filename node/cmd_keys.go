@@ -602,42 +602,31 @@ func isCanonicalInt(b []byte) bool {
 }
 
 func cmdObjectHelp(x *Ctx) {
-	writeStatusLines(x, []string{
-		"OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	writeHelp(x, "OBJECT",
 		"ENCODING <key>",
-		"    Return the kind of internal representation used in order to store the value",
-		"    associated with a <key>.",
+		"    Names the internal layout of the value at <key> (listpack, hashtable, ...).",
 		"FREQ <key>",
-		"    Return the access frequency index of the <key>. The returned integer is",
-		"    proportional to the logarithm of the recent access frequency of the key.",
+		"    The LFU counter of <key>, which grows with the log of its recent use;",
+		"    only while maxmemory-policy is an LFU one.",
 		"IDLETIME <key>",
-		"    Return the idle time of the <key>, that is the approximated number of",
-		"    seconds elapsed since the last access to the key.",
+		"    About how many seconds ago <key> was last used; not under LFU policies.",
 		"REFCOUNT <key>",
-		"    Return the number of references of the value associated with the specified",
-		"    <key>.",
-		"HELP",
-		"    Prints this help.",
-	})
+		"    How many references hold the value at <key>.")
 }
 
 func cmdMemoryHelp(x *Ctx) {
-	writeStatusLines(x, []string{
-		"MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+	writeHelp(x, "MEMORY",
 		"DOCTOR",
-		"    Return memory problems reports.",
+		"    A plain-text opinion on the node's memory use.",
 		"MALLOC-STATS",
-		"    Return internal statistics report from the memory allocator.",
+		"    The allocator's own statistics, when it keeps any.",
 		"PURGE",
-		"    Attempt to purge dirty pages for reclamation by the allocator.",
+		"    Hands unused memory pages back to the operating system.",
 		"STATS",
-		"    Return information about the memory usage of the server.",
+		"    Where the node's memory goes, field by field.",
 		"USAGE <key> [SAMPLES <count>]",
-		"    Return memory in bytes used by <key> and its value. Nested values are",
-		"    sampled up to <count> times (default: 5, 0 means sample all).",
-		"HELP",
-		"    Prints this help.",
-	})
+		"    Estimated bytes held by <key> and its value; for collections the estimate",
+		"    looks at <count> elements (5 when omitted, 0 for every element).")
 }
 
 func cmdMemoryUsage(x *Ctx) {
@@ -804,9 +793,9 @@ func cmdMemoryStats(x *Ctx) {
 func cmdMemoryDoctor(x *Ctx) {
 	// redis-server refuses to diagnose below 5MB of data; this node keeps
 	// no allocator statistics to diagnose beyond that.
-	msg := "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n"
+	msg := "No memory problem found. slotd keeps no allocator statistics, so fragmentation and allocator overhead are not judged.\n"
 	if x.S.ks.UsedMemory() < 5<<20 {
-		msg = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n"
+		msg = "The node holds less than 5MB: too little for a memory diagnosis.\n"
 	}
 	x.W.Verbatim(msg)
 }

@@ -325,7 +325,7 @@ func TestObjectCommand(t *testing.T) {
 	tc.expect("-ERR wrong number of arguments for 'object' command|", "OBJECT")
 	tc.expectRaw("-ERR wrong number of arguments for 'object|encoding' command\r\n", "OBJECT", "encoding")
 	tc.expectRaw("-ERR wrong number of arguments for 'object|help' command\r\n", "OBJECT", "help", "x")
-	tc.expect("*15|+OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:|+ENCODING <key>|+    Return the kind of internal representation used in order to store the value|+    associated with a <key>.|+FREQ <key>|+    Return the access frequency index of the <key>. The returned integer is|+    proportional to the logarithm of the recent access frequency of the key.|+IDLETIME <key>|+    Return the idle time of the <key>, that is the approximated number of|+    seconds elapsed since the last access to the key.|+REFCOUNT <key>|+    Return the number of references of the value associated with the specified|+    <key>.|+HELP|+    Prints this help.|", "OBJECT", "HELP")
+	tc.expect("*12|+OBJECT <subcommand> [<arg> ...] -- subcommands:|+ENCODING <key>|+    Names the internal layout of the value at <key> (listpack, hashtable, ...).|+FREQ <key>|+    The LFU counter of <key>, which grows with the log of its recent use;|+    only while maxmemory-policy is an LFU one.|+IDLETIME <key>|+    About how many seconds ago <key> was last used; not under LFU policies.|+REFCOUNT <key>|+    How many references hold the value at <key>.|+HELP|+    Lists these subcommands.|", "OBJECT", "HELP")
 	// Idle time follows the LRU clock and OBJECT itself does not touch.
 	tc.s.lru.Add(7)
 	tc.expect(":7|", "OBJECT", "IDLETIME", "k")
@@ -373,21 +373,17 @@ func TestMemoryCommand(t *testing.T) {
 	tc.expect("-ERR syntax error|", "MEMORY", "USAGE", "k", "foo")
 	tc.expectRaw("-ERR wrong number of arguments for 'memory|usage' command\r\n", "MEMORY", "USAGE")
 	tc.expectRaw("-ERR wrong number of arguments for 'memory|stats' command\r\n", "MEMORY", "STATS", "x")
-	tc.expect("*14|+MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:|+DOCTOR|+    Return memory problems reports.|+MALLOC-STATS|+    Return internal statistics report from the memory allocator.|+PURGE|+    Attempt to purge dirty pages for reclamation by the allocator.|+STATS|+    Return information about the memory usage of the server.|+USAGE <key> [SAMPLES <count>]|+    Return memory in bytes used by <key> and its value. Nested values are|+    sampled up to <count> times (default: 5, 0 means sample all).|+HELP|+    Prints this help.|", "MEMORY", "HELP")
+	tc.expect("*14|+MEMORY <subcommand> [<arg> ...] -- subcommands:|+DOCTOR|+    A plain-text opinion on the node's memory use.|+MALLOC-STATS|+    The allocator's own statistics, when it keeps any.|+PURGE|+    Hands unused memory pages back to the operating system.|+STATS|+    Where the node's memory goes, field by field.|+USAGE <key> [SAMPLES <count>]|+    Estimated bytes held by <key> and its value; for collections the estimate|+    looks at <count> elements (5 when omitted, 0 for every element).|+HELP|+    Lists these subcommands.|", "MEMORY", "HELP")
 	tc.expect("+OK|", "MEMORY", "PURGE")
 	if r := tc.do("MEMORY", "STATS"); !strings.HasPrefix(r, "*54\r\n$14\r\npeak.allocated\r\n:") || !strings.Contains(r, "$18\r\ndataset.percentage\r\n$") {
 		t.Fatalf("MEMORY STATS %q", r)
 	}
-	if r := tc.do("MEMORY", "DOCTOR"); !strings.HasPrefix(r, "$268\r\nHi Sam, this instance is empty") {
-		t.Fatalf("MEMORY DOCTOR %q", r)
-	}
+	tc.expectRaw("$65\r\nThe node holds less than 5MB: too little for a memory diagnosis.\n\r\n", "MEMORY", "DOCTOR")
 	tc.do("HELLO", "3")
 	if r := tc.do("MEMORY", "STATS"); !strings.HasPrefix(r, "%27\r\n") || !strings.Contains(r, "$18\r\ndataset.percentage\r\n,") {
 		t.Fatalf("MEMORY STATS RESP3 %q", r)
 	}
-	if r := tc.do("MEMORY", "DOCTOR"); !strings.HasPrefix(r, "=272\r\ntxt:Hi Sam") {
-		t.Fatalf("MEMORY DOCTOR RESP3 %q", r)
-	}
+	tc.expectRaw("=69\r\ntxt:The node holds less than 5MB: too little for a memory diagnosis.\n\r\n", "MEMORY", "DOCTOR")
 }
 
 func TestJemallocSize(t *testing.T) {
@@ -416,4 +412,14 @@ func TestKeysClusterMode(t *testing.T) {
 	tc.expect("-ERR MOVE is not allowed in cluster mode|", "MOVE", "{a}1", "x")
 	tc.expect("-ERR SWAPDB is not allowed in cluster mode|", "SWAPDB", "x", "1")
 	tc.expect(":64|", "MEMORY", "USAGE", "{a}1") // 16 more bytes of slot-to-key links
+}
+
+func TestMemoryDoctorWithData(t *testing.T) {
+	tc := newTestServer(t, "enable-debug-command", "yes")
+	tc.expect("+OK|", "DEBUG", "POPULATE", "20000", "key", "300")
+	if used := tc.s.ks.UsedMemory(); used < 5<<20 {
+		t.Fatalf("populate made only %d bytes", used)
+	}
+	msg := "No memory problem found. slotd keeps no allocator statistics, so fragmentation and allocator overhead are not judged.\n"
+	tc.expectRaw(fmt.Sprintf("$%d\r\n%s\r\n", len(msg), msg), "MEMORY", "DOCTOR")
 }

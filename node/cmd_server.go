@@ -104,13 +104,13 @@ func configErrText(err error) string {
 func cmdConfigHelp(x *Ctx) {
 	writeHelp(x, "CONFIG",
 		"GET <pattern>",
-		"    Return parameters matching the glob-like <pattern> and their values.",
+		"    Each parameter whose name matches the glob <pattern>, with its value.",
 		"SET <directive> <value>",
-		"    Set the configuration <directive> to <value>.",
+		"    Changes <directive> to <value> at run time.",
 		"RESETSTAT",
-		"    Reset statistics reported by the INFO command.",
+		"    Zeroes the counters that INFO shows.",
 		"REWRITE",
-		"    Rewrite the configuration file.")
+		"    Writes the running configuration back to the config file.")
 }
 
 func cmdTime(x *Ctx) {
@@ -394,30 +394,26 @@ func (s *Server) digest() [20]byte {
 func debugHelp(x *Ctx) {
 	writeHelp(x, "DEBUG",
 		"CHANGE-REPL-ID",
-		"    Change the replication IDs of the instance.",
-		"    Dangerous: should be used only for testing the replication subsystem.",
+		"    Gives the node fresh replication IDs; meant only for replication tests.",
 		"DIGEST",
-		"    Output a hex signature representing the current DB content.",
+		"    A hex checksum of the whole dataset (forty zeros when it is empty).",
 		"DIGEST-VALUE <key> [<key> ...]",
-		"    Output a hex signature of the values of all the specified keys.",
+		"    A hex checksum of each named key's value.",
 		"ERROR <string>",
-		"    Return a Redis protocol error with <string> as message. Useful for clients",
-		"    unit tests to simulate Redis errors.",
+		"    Answers with <string> as an error reply, for testing client error paths.",
 		"LOG <message>",
-		"    Write <message> to the server log.",
+		"    Puts <message> in the node's log.",
 		"OBJECT <key>",
-		"    Show low level info about `key` and associated value.",
+		"    Internal details of the value at <key>.",
 		"POPULATE <count> [<prefix>] [<size>]",
-		"    Create <count> string keys named key:<num>. If <prefix> is specified then",
-		"    it is used instead of the 'key' prefix. These are not propagated to",
-		"    replicas. Cluster slots are not respected so keys not belonging to the",
-		"    current node can be created in cluster mode.",
+		"    Fills the dataset with <count> string keys <prefix>:<n> (prefix \"key\" when",
+		"    omitted), values <size> bytes long. Nothing is replicated and the keys",
+		"    may land in slots this node does not serve.",
 		"SET-ACTIVE-EXPIRE <0|1>",
-		"    Setting it to 0 disables expiring keys in background when they are not",
-		"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
-		"    default.",
+		"    0 stops the background sweep of expired keys, leaving expiry to reads;",
+		"    1 turns it back on.",
 		"SLEEP <seconds>",
-		"    Stop the server for <seconds>. Decimals allowed.")
+		"    Blocks the node for <seconds>, fractions allowed.")
 }
 
 func uintptrOf(e *keyspace.Entry) uintptr { return uintptr(unsafe.Pointer(e)) }

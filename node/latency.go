@@ -136,11 +136,11 @@ func cmdLatencyDoctor(x *Ctx) {
 	var sb strings.Builder
 	switch {
 	case len(m.events) == 0 && x.S.ext.latencyThreshold.Load() == 0:
-		sb.WriteString("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/topics/latency-monitor.\n")
+		sb.WriteString("Latency monitoring is off on this node (latency-monitor-threshold is 0). Turn it on with CONFIG SET latency-monitor-threshold <milliseconds>.\n")
 	case len(m.events) == 0:
-		sb.WriteString("Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n")
+		sb.WriteString("No latency spike has been recorded since this node started.\n")
 	default:
-		sb.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
+		sb.WriteString("Latency spikes recorded on this node, by event:\n\n")
 		for i, n := range m.names() {
 			ev := m.events[n]
 			var sum int64
@@ -164,10 +164,10 @@ func cmdLatencyDoctor(x *Ctx) {
 			if period == 0 {
 				period = 1
 			}
-			fmt.Fprintf(&sb, "%d. %s: %d latency spikes (average %dms, mean deviation %dms, period %.2f sec). Worst all time event %dms.\n",
+			fmt.Fprintf(&sb, "%d. %s: %d spike(s), average %dms (mean deviation %dms), one per %.2f s; worst %dms.\n",
 				i+1, n, len(ev.samples), avg, dev, period, ev.max)
 		}
-		sb.WriteString("\nI have no advice for you at the moment.\n")
+		sb.WriteString("\nslotd gives no tuning advice.\n")
 	}
 	x.W.Verbatim(sb.String())
 }
@@ -175,17 +175,16 @@ func cmdLatencyDoctor(x *Ctx) {
 func cmdLatencyHelp(x *Ctx) {
 	writeHelp(x, "LATENCY",
 		"DOCTOR",
-		"    Return a human readable latency analysis report.",
+		"    A plain-text summary of the latency spikes recorded so far.",
 		"GRAPH <event>",
-		"    Return an ASCII latency graph for the <event> class.",
+		"    An ASCII chart of the recorded spikes of <event>.",
 		"HISTORY <event>",
-		"    Return time-latency samples for the <event> class.",
+		"    The recorded spikes of <event> as (unix time, milliseconds) pairs.",
 		"LATEST",
-		"    Return the latest latency samples for all events.",
+		"    For each event: time and size of its last spike, and its worst ever.",
 		"RESET [<event> ...]",
-		"    Reset latency data of one or more <event> classes.",
-		"    (default: reset all data for all event classes)",
+		"    Drops what is recorded for the named events, or for all of them.",
 		"HISTOGRAM [COMMAND ...]",
-		"    Return a cumulative distribution of latencies in the format of a histogram for the specified command names.",
-		"    If no commands are specified then all histograms are replied.")
+		"    Per-command latency distributions, cumulative, for the named commands",
+		"    or for every command that has run.")
 }

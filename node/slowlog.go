@@ -161,24 +161,10 @@ func cmdSlowlogReset(x *Ctx) {
 func cmdSlowlogHelp(x *Ctx) {
 	writeHelp(x, "SLOWLOG",
 		"GET [<count>]",
-		"    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
-		"    Entries are made of:",
-		"    id, timestamp, time in microseconds, arguments array, client IP and port,",
-		"    client name",
+		"    The <count> newest slow calls (10 when omitted, every one for -1), each as",
+		"    id, unix time, duration in microseconds, arguments, client address, name.",
 		"LEN",
-		"    Return the length of the slowlog.",
+		"    How many slow calls are kept.",
 		"RESET",
-		"    Reset the slowlog.")
-}
-
-// writeHelp replies with a subcommand help text in redis-server's layout:
-// a header line, the given lines, and the HELP entry.
-func writeHelp(x *Ctx, cmd string, lines ...string) {
-	x.W.Array(len(lines) + 3)
-	x.W.Simple(cmd + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
-	for _, l := range lines {
-		x.W.Simple(l)
-	}
-	x.W.Simple("HELP")
-	x.W.Simple("    Prints this help.")
+		"    Forgets every kept slow call.")
 }
