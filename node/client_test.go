@@ -191,6 +191,12 @@ func TestClientListConcurrent(t *testing.T) {
 	busy := make([]*tcpClient, 3)
 	for i := range busy {
 		busy[i] = dialTCP(t, addr)
+		// A round trip first: the server has registered the client once it
+		// answers, so every later CLIENT LIST must show it.
+		busy[i].send("PING\r\n")
+		if r := busy[i].reply(); r != "+PONG\r\n" {
+			t.Fatalf("PING: %q", r)
+		}
 	}
 	stop := make(chan struct{})
 	done := make(chan struct{})

@@ -563,8 +563,7 @@ func cmdClusterReplicas(x *Ctx) {
 }
 
 func cmdClusterHelp(x *Ctx) {
-	writeStatusLines(x, []string{
-		"CLUSTER <subcommand> [<arg> ...] -- subcommands of slotd's cluster:",
+	writeHelp(x, "CLUSTER",
 		"ADDSLOTS <slot> [<slot> ...] | ADDSLOTSRANGE <start> <end> [...]",
 		"    Serve these slots from this node.",
 		"DELSLOTS <slot> [<slot> ...] | DELSLOTSRANGE <start> <end> [...]",
@@ -591,7 +590,5 @@ func cmdClusterHelp(x *Ctx) {
 		"    Set the first config epoch of a new node; take a new one.",
 		"SAVECONFIG | RESET [HARD|SOFT]",
 		"    Write the cluster config to disk; forget the cluster.",
-		"HELP",
-		"    This text.",
-	})
+	)
 }
