@@ -1,7 +1,7 @@
 # slotd: build, test and benchmark entry points.
 GO ?= go
 
-.PHONY: build test vet e2e diff bench deps
+.PHONY: build test vet e2e diff bench bench-cluster deps
 
 build:
 	$(GO) build -o bin/slotd ./cmd/slotd
@@ -30,3 +30,8 @@ bench:
 
 deps:
 	bash scripts/install-deps.sh
+
+# A 3-master slotd cluster side by side with a 3-master redis-server cluster
+# (redis-benchmark --cluster), and the bus cost of a 6-node slotd cluster.
+bench-cluster:
+	bash scripts/bench-cluster.sh

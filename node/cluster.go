@@ -469,5 +469,13 @@ func (cn *clusterNode) infoText() string {
 	}
 	kv("cluster_stats_messages_received", recv)
 	kv("total_cluster_links_buffer_limit_exceeded", 0)
+	// slotd's own: what the bus cost, in bytes of frames, and the frames
+	// dropped as malformed or from another cluster.
+	if cn.bus != nil {
+		bs := cn.bus.Stats()
+		kv("cluster_stats_bus_bytes_sent", bs.BytesOut)
+		kv("cluster_stats_bus_bytes_received", bs.BytesIn)
+	}
+	kv("cluster_stats_bus_frames_rejected", cn.badFrames.Load()+int64(st.Stats.Rejected))
 	return b.String()
 }
