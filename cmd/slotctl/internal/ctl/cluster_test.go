@@ -399,3 +399,47 @@ func TestCheckFindsProblems(t *testing.T) {
 		t.Errorf("stopped node: %+v\n%s", res, out)
 	}
 }
+
+// TestPlanMatchesRedisCli: a cluster built by the unmodified redis-cli
+// --cluster create has the slot ranges PlanCreate picks, and slotctl check
+// accepts it.
+func TestPlanMatchesRedisCli(t *testing.T) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Fatal("redis-cli not found on PATH: install redis-tools (scripts/install-deps.sh)")
+	}
+	ns := startNodes(t, 6)
+	args := append([]string{"--cluster", "create"}, addrsOf(ns)...)
+	args = append(args, "--cluster-yes")
+	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, stripANSI(string(out)))
+	}
+	plan, err := PlanCreate(addrsOf(ns), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range ns {
+		view, err := ParseNodes(nodeCmd(t, n.Addr(), "CLUSTER", "NODES").(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := Myself(view).Slots, []slots.Range{plan.Masters[i].Slots}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: redis-cli gave %v, plan says %v", n.Addr(), got, want)
+		}
+	}
+	o, out := testOptions(t)
+	o.Wait = 10 * time.Second
+	// redis-cli returns once the slots agree; give gossip a moment to
+	// settle every node before checking.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, err := Check(context.Background(), ns[5].Addr(), o)
+		if err == nil && res.OK() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("check of a redis-cli cluster: %v %+v\n%s", err, res, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
