@@ -175,6 +175,7 @@ func waitAgree(ctx context.Context, o *Options, r *Reporter, all []*member, want
 	var lastErr error
 	return waitFor(ctx, o, r, what, func() (bool, string) {
 		ready := 0
+		lastErr = nil
 		for _, m := range all {
 			view, err := m.conn.Nodes(ctx)
 			if err != nil {

@@ -22,6 +22,16 @@
 //   - one file per operation (create.go, check.go, info.go, addnode.go,
 //     delnode.go).
 //
+// Later operations (reshard, rebalance, fix, drain; not built yet) are to
+// fit this shape: Load gives the topology; a pure planner in migrate/ turns
+// the slot owners (and weights, limits) into a list of slot moves; the plan
+// is printed and confirmed like CreatePlan (--dry-run stops there); the
+// executor sends SETSLOT IMPORTING/MIGRATING, moves keys, then SETSLOT NODE
+// through Conn, and reports slots and keys moved through Reporter.Progress,
+// which is where a progress bar with keys/s and ETA belongs. Resuming after
+// an interruption starts from CheckResult.OpenSlots and the nodes' own
+// Migrating/Importing marks.
+//
 // Operations return an error for a failure that stopped them and report
 // findings (a failed check) through Reporter and their result value. The
 // caller (cmd/slotctl) maps both to the exit status.
