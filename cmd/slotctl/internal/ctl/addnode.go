@@ -90,10 +90,11 @@ func waitKnown(ctx context.Context, o *Options, r *Reporter, all []*member, ids 
 		what = "the replica to attach"
 	}
 	return waitFor(ctx, o, r, what, func() (bool, string) {
-		ready := 0
+		ready, waiting := 0, []string(nil)
 		for _, m := range all {
 			view, err := m.conn.Nodes(ctx)
 			if err != nil {
+				waiting = append(waiting, m.addr)
 				continue
 			}
 			known := 0
@@ -112,8 +113,10 @@ func waitKnown(ctx context.Context, o *Options, r *Reporter, all []*member, ids 
 			}
 			if good && known == len(ids) {
 				ready++
+			} else {
+				waiting = append(waiting, m.addr)
 			}
 		}
-		return ready == len(all), fmt.Sprintf("%d of %d nodes ready", ready, len(all))
+		return ready == len(all), fmt.Sprintf("%d of %d nodes ready%s", ready, len(all), waitingOn(waiting))
 	})
 }

@@ -278,3 +278,14 @@ func waitFor(ctx context.Context, o *Options, r *Reporter, what string, cond fun
 		}
 	}
 }
+
+// waitingOn names the nodes a wait still waits for (up to four).
+func waitingOn(addrs []string) string {
+	if len(addrs) == 0 {
+		return ""
+	}
+	if len(addrs) > 4 {
+		return fmt.Sprintf(", waiting on %s and %d more", strings.Join(addrs[:4], ", "), len(addrs)-4)
+	}
+	return ", waiting on " + strings.Join(addrs, ", ")
+}

@@ -174,19 +174,22 @@ func waitAgree(ctx context.Context, o *Options, r *Reporter, all []*member, want
 	}
 	var lastErr error
 	return waitFor(ctx, o, r, what, func() (bool, string) {
-		ready := 0
+		ready, waiting := 0, []string(nil)
 		lastErr = nil
 		for _, m := range all {
 			view, err := m.conn.Nodes(ctx)
 			if err != nil {
 				lastErr = err
+				waiting = append(waiting, m.addr)
 				continue
 			}
 			if viewReady(view, ids, wantSig, roles) {
 				ready++
+			} else {
+				waiting = append(waiting, m.addr)
 			}
 		}
-		prog := fmt.Sprintf("%d of %d nodes ready", ready, len(all))
+		prog := fmt.Sprintf("%d of %d nodes ready%s", ready, len(all), waitingOn(waiting))
 		if lastErr != nil {
 			prog += " (last error: " + lastErr.Error() + ")"
 		}
@@ -213,13 +216,15 @@ func viewReady(view []NodeInfo, ids map[string]bool, wantSig string, roles map[s
 // waitState waits for cluster_state:ok on every member.
 func waitState(ctx context.Context, o *Options, r *Reporter, all []*member) error {
 	return waitFor(ctx, o, r, "cluster_state:ok", func() (bool, string) {
-		ok := 0
+		ok, waiting := 0, []string(nil)
 		for _, m := range all {
 			ci, err := m.conn.ClusterInfo(ctx)
 			if err == nil && ci["cluster_state"] == "ok" {
 				ok++
+			} else {
+				waiting = append(waiting, m.addr)
 			}
 		}
-		return ok == len(all), fmt.Sprintf("%d of %d nodes ok", ok, len(all))
+		return ok == len(all), fmt.Sprintf("%d of %d nodes ok%s", ok, len(all), waitingOn(waiting))
 	})
 }
