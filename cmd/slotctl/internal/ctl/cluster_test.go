@@ -443,3 +443,26 @@ func TestPlanMatchesRedisCli(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// TestPassword: -a/--pass reaches every node; without it the error names
+// the node and the refused command.
+func TestPassword(t *testing.T) {
+	ns := startNodes(t, 3)
+	for _, n := range ns {
+		nodeCmd(t, n.Addr(), "CONFIG", "SET", "requirepass", "s3cret")
+	}
+	ctx := context.Background()
+	o, out := testOptions(t)
+	_, err := Create(ctx, addrsOf(ns), 0, o)
+	if err == nil || !strings.Contains(err.Error(), "node "+ns[0].Addr()+": PING") || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Fatalf("create without password: %v", err)
+	}
+	o.Password = "s3cret"
+	res, err := Create(ctx, addrsOf(ns), 0, o)
+	if err != nil || !res.OK() {
+		t.Fatalf("create with password: %v %+v\n%s", err, res, out)
+	}
+	if _, err := Info(ctx, ns[2].Addr(), o); err != nil {
+		t.Errorf("info with password: %v", err)
+	}
+}
