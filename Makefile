@@ -5,6 +5,7 @@ GO ?= go
 
 build:
 	$(GO) build -o bin/slotd ./cmd/slotd
+	$(GO) build -o bin/slotctl ./cmd/slotctl
 
 vet:
 	$(GO) vet ./...
