@@ -131,6 +131,7 @@ func (s *Server) startCluster() error {
 		return err
 	}
 	s.cl = cn
+	s.Cfg.OnChange(cn.configChanged)
 	cn.publish()
 	cn.wg.Add(1)
 	go func() {
@@ -139,6 +140,24 @@ func (s *Server) startCluster() error {
 	}()
 	cn.log.Info("cluster node started", zap.String("id", string(cn.st.Myself.ID)), zap.String("config", file), zap.Int("bus_port", cport))
 	return nil
+}
+
+// configChanged applies CONFIG SET of the directives the state machine
+// reads (routing reads cluster-allow-reads-when-down at each publish).
+func (cn *clusterNode) configChanged(name string) {
+	switch name {
+	case "cluster-require-full-coverage", "cluster-node-timeout", "cluster-allow-reads-when-down", "cluster-preferred-endpoint-type":
+	default:
+		return
+	}
+	full := cn.s.Cfg.Bool("cluster-require-full-coverage")
+	timeout := cn.s.Cfg.Int("cluster-node-timeout")
+	go cn.do(func() {
+		cn.st.Cfg.RequireFullCoverage = full
+		if timeout > 0 {
+			cn.st.Cfg.NodeTimeout = timeout
+		}
+	})
 }
 
 // announceIP is the address this node tells others to reach it at:
