@@ -493,3 +493,33 @@ func sortedCopy(s []string) []string {
 }
 
 var infoLineRE = regexp.MustCompile(`(?m)^(\S+) \(([0-9a-f]{8})\.\.\.\) -> (\d+) keys \| (\d+) slots \| (\d+) slaves\.$`)
+
+// clusterPortBlock returns a base port B such that B..B+n-1 and their bus
+// ports are free now.
+func clusterPortBlock(t *testing.T, n int) int {
+	t.Helper()
+	lo, hi := clusterPortRange(t)
+	portMu.Lock()
+	defer portMu.Unlock()
+	if portNext < lo || portNext > hi {
+		portNext = lo
+	}
+	for tries := 0; tries <= hi-lo; tries++ {
+		base := portNext
+		if base+n-1 > hi {
+			portNext = lo
+			continue
+		}
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			ok = portFree(p)
+		}
+		portNext = base + 1
+		if ok {
+			portNext = base + n
+			return base
+		}
+	}
+	t.Fatalf("no %d consecutive free port pairs in %d-%d", n, lo, hi)
+	return 0
+}
