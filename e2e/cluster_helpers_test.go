@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -291,6 +290,16 @@ func (l nodeLine) has(flag string) bool {
 	return false
 }
 
+// findNode returns the line of node id.
+func findNode(ls []nodeLine, id string) (nodeLine, bool) {
+	for _, l := range ls {
+		if l.ID == id {
+			return l, true
+		}
+	}
+	return nodeLine{}, false
+}
+
 // parseNodes parses CLUSTER NODES output.
 func parseNodes(text string) ([]nodeLine, error) {
 	var out []nodeLine
@@ -483,13 +492,6 @@ func tagForSlot(slot int) string {
 		}
 	})
 	return slotTag[slot]
-}
-
-// logTail returns the end of a node log for messages.
-func sortedCopy(s []string) []string {
-	c := append([]string(nil), s...)
-	sort.Strings(c)
-	return c
 }
 
 var infoLineRE = regexp.MustCompile(`(?m)^(\S+) \(([0-9a-f]{8})\.\.\.\) -> (\d+) keys \| (\d+) slots \| (\d+) slaves\.$`)

@@ -400,10 +400,12 @@ func TestClusterKillRestart(t *testing.T) {
 				if err != nil {
 					return false, err.Error()
 				}
-				for _, l := range ls {
-					if l.ID == id && !l.has(flag) {
-						return false, fmt.Sprintf("%s sees flags %v", nd.Addr(), l.Flags)
-					}
+				l, ok := findNode(ls, id)
+				if !ok {
+					return false, nd.Addr() + " does not list " + id
+				}
+				if !l.has(flag) {
+					return false, fmt.Sprintf("%s sees flags %v", nd.Addr(), l.Flags)
 				}
 			}
 			return true, ""
@@ -439,10 +441,12 @@ func TestClusterKillRestart(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			for _, l := range ls {
-				if l.ID == id && (l.has("fail") || l.has("fail?") || l.Link != "connected") {
-					return false, fmt.Sprintf("%s sees %v %s", nd.Addr(), l.Flags, l.Link)
-				}
+			l, ok := findNode(ls, id)
+			if !ok {
+				return false, nd.Addr() + " does not list " + id
+			}
+			if l.has("fail") || l.has("fail?") || l.Link != "connected" {
+				return false, fmt.Sprintf("%s sees %v %s", nd.Addr(), l.Flags, l.Link)
 			}
 		}
 		return true, ""
@@ -548,10 +552,9 @@ func TestClusterBusGarbage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, l := range ls {
-				if l.ID == id && (l.has("fail?") || l.has("fail")) {
-					t.Fatalf("%s flags the garbage-fed node %v", nd.Addr(), l.Flags)
-				}
+			l, ok := findNode(ls, id)
+			if !ok || l.has("fail?") || l.has("fail") {
+				t.Fatalf("%s: garbage-fed node listed %v with flags %v", nd.Addr(), ok, l.Flags)
 			}
 		}
 	}
