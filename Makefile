@@ -1,7 +1,8 @@
 # slotd: build, test and benchmark entry points.
 GO ?= go
 
-.PHONY: build test vet e2e diff bench bench-cluster deps
+.PHONY: build test vet e2e diff bench bench-cluster deps cluster cluster-stop cluster-e2e docker
+
 
 build:
 	$(GO) build -o bin/slotd ./cmd/slotd
@@ -19,6 +20,23 @@ test:
 # Only the tests that start real processes.
 e2e:
 	$(GO) test -count=1 ./e2e/
+
+# Only the cluster tests (real nodes, redis-cli --cluster, go-redis and
+# redis-py cluster clients, scripts/cluster.sh, docker compose). They are
+# part of `test` too. SLOTD_E2E_TARGET=redis runs them on redis-server.
+cluster-e2e:
+	$(GO) test -count=1 ./e2e/ -run 'TestCluster' -v
+
+# A local six-node cluster on 127.0.0.1:7000-7005 (see scripts/cluster.sh).
+cluster:
+	bash scripts/cluster.sh start
+
+cluster-stop:
+	bash scripts/cluster.sh stop
+
+# The FROM scratch image for docker/compose.yml.
+docker:
+	bash docker/build.sh
 
 # The differential suite, one subtest per script: make diff RUN=strings
 diff:
