@@ -110,8 +110,9 @@ func (s *Server) startCluster() error {
 		return fmt.Errorf("cannot read the cluster config file %q: %w", file, err)
 	}
 	cn.st.Myself.Hostname = s.Cfg.Str("cluster-announce-hostname")
-	cn.log = s.Log.With(zap.String("node", string(cn.st.Myself.ID[:8])), zap.String("component", "cluster"))
-	s.Log = s.Log.With(zap.String("node_id", string(cn.st.Myself.ID)))
+	// In cluster mode every log line names the cluster node id.
+	cn.log = s.baseLog.With(zap.String("node", string(cn.st.Myself.ID)), zap.String("component", "cluster"))
+	s.Log = s.baseLog.With(zap.String("node", string(cn.st.Myself.ID)), zap.String("component", "server"))
 	bindAddr := "0.0.0.0"
 	if b := s.firstBindIP(); b != "" {
 		bindAddr = b

@@ -22,6 +22,9 @@ import (
 type Server struct {
 	Cfg *config.Config
 	Log *zap.Logger
+	// baseLog is the logger without this node's fields, from which the
+	// component loggers are made once the node's id is known.
+	baseLog *zap.Logger
 	// RunID is the 40-hex-char id of this process run (INFO run_id).
 	RunID string
 
@@ -93,6 +96,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	s.baseLog = log
 	s.Log = log.With(zap.String("node", s.RunID[:8]), zap.String("component", "server"))
 	s.cmds = buildTable()
 	s.applyConfig("")

@@ -15,8 +15,8 @@ func main() {
 	args := os.Args[1:]
 	var cli []string
 	switch {
-	case len(args) >= 3 && args[0] == "create" && args[1] == "--replicas":
-		cli = append(append([]string{"--cluster", "create"}, args[3:]...), "--cluster-replicas", args[2], "--cluster-yes")
+	case len(args) >= 4 && args[0] == "create" && args[1] == "--yes" && args[2] == "--replicas":
+		cli = append(append([]string{"--cluster", "create"}, args[4:]...), "--cluster-replicas", args[3], "--cluster-yes")
 	case len(args) == 2 && args[0] == "check":
 		cli = []string{"--cluster", "check", args[1]}
 	default:
