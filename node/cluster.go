@@ -58,12 +58,9 @@ func (s *Server) startCluster() error {
 		done:   make(chan struct{}),
 		start:  time.Now(),
 	}
+	// A relative path is relative to the working directory, which the dir
+	// directive has already changed to, as in redis-server.
 	file := s.Cfg.Str("cluster-config-file")
-	if !filepath.IsAbs(file) {
-		if dir := s.Cfg.Str("dir"); dir != "" {
-			file = filepath.Join(dir, file)
-		}
-	}
 	cn.file = file
 	if err := cn.lockConfig(); err != nil {
 		return err

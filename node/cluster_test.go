@@ -54,7 +54,9 @@ type clusterMember struct {
 func startMember(t *testing.T, port int, dir string) (*clusterMember, error) {
 	t.Helper()
 	cfg, err := config.Load([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-		"--cluster-node-timeout", "1000", "--dir", dir, "--cluster-config-file", "nodes-" + strconv.Itoa(port) + ".conf"})
+		// An absolute config path, not --dir: dir changes the process's
+		// working directory, which other tests rely on.
+		"--cluster-node-timeout", "1000", "--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +173,7 @@ func TestClusterCreateRouteRestart(t *testing.T) {
 
 	// A second process cannot use the same config file.
 	cfg, _ := config.Load([]string{"--port", strconv.Itoa(ports[2]), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-		"--dir", dir, "--cluster-config-file", "nodes-" + strconv.Itoa(ports[2]) + ".conf"})
+		"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(ports[2])+".conf")})
 	other := New(cfg, nil)
 	if err := other.startCluster(); err == nil || !strings.Contains(err.Error(), "already used by a different Redis Cluster node") {
 		t.Fatalf("a second node on the same config file: %v", err)
