@@ -17,6 +17,14 @@ import (
 // again must bring the same cluster back from its nodes.conf files; stop
 // must leave nothing running.
 func TestClusterScript(t *testing.T) {
+	// redis-cli creates the cluster when it is installed; slotctl (go run)
+	// is the path for a machine with only Go.
+	for _, tool := range []string{"redis-cli", "slotctl"} {
+		t.Run(tool, func(t *testing.T) { testClusterScript(t, tool) })
+	}
+}
+
+func testClusterScript(t *testing.T, tool string) {
 	needTool(t, "redis-cli")
 	const n = 6
 	base := clusterPortBlock(t, n)
@@ -26,6 +34,7 @@ func TestClusterScript(t *testing.T) {
 		fmt.Sprintf("CLUSTER_NODES=%d", n),
 		"CLUSTER_DIR="+dir,
 		fmt.Sprintf("CLUSTER_NODE_TIMEOUT=%d", nodeTimeout),
+		"CLUSTER_TOOL="+tool,
 	)
 	if targetIsRedis() {
 		env = append(env, "CLUSTER_SERVER="+redisServerBinary(t))

@@ -108,7 +108,7 @@ create() {
 		# cmd/slotctl is the project's own cluster tool (issue 3): it speaks
 		# the same commands as redis-cli --cluster.
 		[ -d "$ROOT/cmd/slotctl" ] || die "cmd/slotctl is not in this tree yet: install redis-cli (scripts/install-deps.sh) or use CLUSTER_TOOL=redis-cli"
-		go run ./cmd/slotctl create --replicas "$REPLICAS" "${addrs[@]}"
+		go run ./cmd/slotctl create --yes --replicas "$REPLICAS" "${addrs[@]}"
 		;;
 	*) die "CLUSTER_TOOL=$tool: want auto, redis-cli or slotctl" ;;
 	esac
