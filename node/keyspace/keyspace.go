@@ -93,7 +93,9 @@ func (ks *Keyspace) UnlockAll() {
 // LockAll.
 func (ks *Keyspace) SwapDBs(a, b int) {
 	da, db := ks.dbs[a], ks.dbs[b]
-	da.slots, db.slots = db.slots, da.slots
+	ta, tb := da.tables.Load(), db.tables.Load()
+	da.tables.Store(tb)
+	db.tables.Store(ta)
 	for i := range da.nonEmpty {
 		wa, wb := da.nonEmpty[i].Load(), db.nonEmpty[i].Load()
 		da.nonEmpty[i].Store(wb)
@@ -109,9 +111,13 @@ func (ks *Keyspace) SwapDBs(a, b int) {
 
 // DB is one numbered database.
 type DB struct {
-	ks       *Keyspace
-	ID       int
-	slots    *[slots.Count]slotTable
+	ks *Keyspace
+	ID int
+	// tables holds one table per slot. A database that was never written
+	// points at the shared, read-only emptyTables and gets its own array
+	// (16384 tables, about 0.8 MB) on its first write, so that the 15
+	// databases most deployments never use cost nothing.
+	tables   atomic.Pointer[[slots.Count]slotTable]
 	count    atomic.Int64
 	volatile atomic.Int64
 	// expireCursor is where the active expire cycle resumes.
@@ -135,8 +141,38 @@ type slotTable struct {
 	bytes   int64 // sum of the entries' charges
 }
 
+// emptyTables is what a database that was never written reads. It is
+// never written: writers go through DB.wt, which gives the database its own
+// tables first.
+var emptyTables [slots.Count]slotTable
+
 func newDB(ks *Keyspace, id int) *DB {
-	return &DB{ks: ks, ID: id, slots: new([slots.Count]slotTable)}
+	db := &DB{ks: ks, ID: id}
+	db.tables.Store(&emptyTables)
+	return db
+}
+
+// rt returns a slot's table for reading (possibly the shared empty one).
+func (db *DB) rt(slot int) *slotTable { return &db.tables.Load()[slot] }
+
+// wt returns a slot's table for writing, allocating the database's tables
+// on its first write. Writers of different slots run concurrently under
+// different slot locks, so the first of them installs the array with a
+// compare-and-swap and the others use the winner's.
+func (db *DB) wt(slot int) *slotTable {
+	p := db.tables.Load()
+	if p == &emptyTables {
+		p = db.allocTables()
+	}
+	return &p[slot]
+}
+
+func (db *DB) allocTables() *[slots.Count]slotTable {
+	n := new([slots.Count]slotTable)
+	if db.tables.CompareAndSwap(&emptyTables, n) {
+		return n
+	}
+	return db.tables.Load()
 }
 
 // Len returns the number of keys (expired keys not yet reclaimed count).
@@ -146,17 +182,17 @@ func (db *DB) Len() int64 { return db.count.Load() }
 func (db *DB) Volatile() int64 { return db.volatile.Load() }
 
 // SlotLen returns the number of keys in one slot.
-func (db *DB) SlotLen(slot int) int { return len(db.slots[slot].keys) }
+func (db *DB) SlotLen(slot int) int { return len(db.rt(slot).keys) }
 
 // Peek returns the entry for key without expiry checks or stats.
 func (db *DB) Peek(slot int, key []byte) *Entry {
-	return db.slots[slot].keys[string(key)]
+	return db.rt(slot).keys[string(key)]
 }
 
 // Lookup returns the live entry for key, deleting it first when it has
 // expired at now (unix ms). It returns nil when there is no such key.
 func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	e := t.keys[string(key)]
 	if e == nil {
 		return nil
@@ -172,7 +208,7 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 // Set stores e under key, replacing any previous value (and its TTL: e's
 // Expire is kept as given).
 func (db *DB) Set(slot int, key []byte, e *Entry) {
-	t := &db.slots[slot]
+	t := db.wt(slot)
 	if t.keys == nil {
 		t.keys = make(map[string]*Entry)
 	}
@@ -214,7 +250,7 @@ func (db *DB) addExpire(t *slotTable, k string, e *Entry) {
 
 // SetExpire sets or clears (when ms is 0) the expiry of an existing entry.
 func (db *DB) SetExpire(slot int, key []byte, e *Entry, ms int64) {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	if e.Expire == 0 && ms != 0 {
 		e.Expire = ms
 		db.addExpire(t, string(key), e)
@@ -230,7 +266,7 @@ func (db *DB) SetExpire(slot int, key []byte, e *Entry, ms int64) {
 // Delete removes key and reports whether it existed (expired keys count as
 // absent but are removed too).
 func (db *DB) Delete(slot int, key []byte, now int64) bool {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	e := t.keys[string(key)]
 	if e == nil {
 		return false
@@ -269,7 +305,7 @@ func (db *DB) remove(slot int, t *slotTable, key string, e *Entry) {
 // ForEachInSlot calls fn for every key of one slot, expired or not, until
 // fn returns false. fn must not add or remove keys.
 func (db *DB) ForEachInSlot(slot int, fn func(key string, e *Entry) bool) {
-	for k, e := range db.slots[slot].keys {
+	for k, e := range db.rt(slot).keys {
 		if !fn(k, e) {
 			return
 		}
@@ -278,8 +314,11 @@ func (db *DB) ForEachInSlot(slot int, fn func(key string, e *Entry) bool) {
 
 // FlushSlot removes every key of one slot and returns how many there were.
 func (db *DB) FlushSlot(slot int) int {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	n := len(t.keys)
+	if n == 0 {
+		return 0
+	}
 	db.ks.mem[slot%memShards].Add(-t.bytes)
 	db.count.Add(int64(-n))
 	db.volatile.Add(int64(-len(t.expires)))
@@ -292,14 +331,15 @@ func (db *DB) FlushSlot(slot int) int {
 
 // Flush removes every key. The caller holds LockAll.
 func (db *DB) Flush() {
-	// Only the slots that hold keys are reset, without allocating; the
-	// values are left to the garbage collector. Each slot keeps its byte
-	// total, so the memory count is fixed in O(slots), not O(keys).
+	// The values are left to the garbage collector. Each slot keeps its
+	// byte total, so the memory count is fixed in O(slots), not O(keys).
 	var freed [memShards]int64
 	for s := db.NextNonEmpty(0, false); s >= 0; s = db.NextNonEmpty(s+1, false) {
-		freed[s%memShards] += db.slots[s].bytes
-		db.slots[s] = slotTable{}
+		freed[s%memShards] += db.rt(s).bytes
 	}
+	// Dropping the whole array returns the database to its never-written
+	// state; the next write allocates fresh tables.
+	db.tables.Store(&emptyTables)
 	for i, f := range freed {
 		if f != 0 {
 			db.ks.mem[i].Add(-f)
@@ -360,7 +400,7 @@ func (db *DB) NextNonEmpty(from int, wrap bool) int {
 // that have expired at now, and returns how many it looked at and deleted.
 // The caller holds the slot's lock.
 func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	for k, e := range t.expires {
 		if seen >= n {
 			break
@@ -378,7 +418,7 @@ func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 }
 
 // HasVolatile reports whether a slot holds keys with a TTL.
-func (db *DB) HasVolatile(slot int) bool { return len(db.slots[slot].expires) > 0 }
+func (db *DB) HasVolatile(slot int) bool { return len(db.rt(slot).expires) > 0 }
 
 // NextExpireSlot returns the next slot for the active expire cycle to visit.
 // Only the cron goroutine calls it.

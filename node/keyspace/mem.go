@@ -65,11 +65,11 @@ func (ks *Keyspace) UsedMemory() int64 {
 // Recharge re-estimates the size of key after an in-place change of its
 // value. The caller holds the slot's lock.
 func (db *DB) Recharge(slot int, key []byte) {
-	e := db.slots[slot].keys[string(key)]
+	e := db.rt(slot).keys[string(key)]
 	if e == nil {
 		return
 	}
-	db.ks.charge(slot, &db.slots[slot], e, EstimateSize(len(key), e), int64(e.charge))
+	db.ks.charge(slot, db.rt(slot), e, EstimateSize(len(key), e), int64(e.charge))
 }
 
 // Charge returns the bytes e is currently counted for.

@@ -11,7 +11,7 @@ import "math/rand/v2"
 // fn sees expired keys too and must not add or remove keys. The caller
 // holds the slot's lock.
 func (db *DB) ScanSlot(slot, from, max int, fn func(key string, e *Entry)) int {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	if from <= 0 || from > len(t.order) {
 		from = len(t.order)
 	}
@@ -27,7 +27,7 @@ func (db *DB) ScanSlot(slot, from, max int, fn func(key string, e *Entry)) int {
 // RandomInSlot returns a key of the slot chosen uniformly, or "" and nil
 // when the slot is empty. The caller holds the slot's lock.
 func (db *DB) RandomInSlot(slot int) (string, *Entry) {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	if len(t.order) == 0 {
 		return "", nil
 	}
@@ -40,7 +40,7 @@ func (db *DB) RandomInSlot(slot int) (string, *Entry) {
 // pick among volatile keys (as redis-server samples its expires dict). The
 // caller holds the slot's lock.
 func (db *DB) RandomVolatileInSlot(slot int) (string, *Entry) {
-	for k, e := range db.slots[slot].expires {
+	for k, e := range db.rt(slot).expires {
 		return k, e
 	}
 	return "", nil
@@ -48,4 +48,4 @@ func (db *DB) RandomVolatileInSlot(slot int) (string, *Entry) {
 
 // VolatileLen returns the number of keys with a TTL in one slot. The
 // caller holds the slot's lock.
-func (db *DB) VolatileLen(slot int) int { return len(db.slots[slot].expires) }
+func (db *DB) VolatileLen(slot int) int { return len(db.rt(slot).expires) }

@@ -59,7 +59,7 @@ func TestScanSlotCompleteness(t *testing.T) {
 
 func checkInvariants(t *testing.T, db *DB, slot int) {
 	t.Helper()
-	tb := &db.slots[slot]
+	tb := db.rt(slot)
 	if len(tb.order) != len(tb.keys) {
 		t.Fatalf("order %d keys %d", len(tb.order), len(tb.keys))
 	}
