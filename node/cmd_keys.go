@@ -299,16 +299,17 @@ func cmdKeys(x *Ctx) {
 	}
 }
 
-// SCAN cursor layout: bits 32..45 hold the slot, bits 0..31 the position in
-// that slot's key order below which keys remain to be visited (0: the slot
-// has not been started). Cursor 0 is thus "slot 0, not started" and the
-// final 0 means done. Within a slot keys are visited from the highest
-// position down; a removal only moves the last key into the hole, so a key
-// not yet visited never moves above the cursor (see keyspace.ScanSlot),
-// and every key present for the whole iteration is returned at least once.
-// A call costs O(COUNT) key visits plus a bitmap walk over empty slots.
-const scanPosBits = 32
-
+// SCAN cursor layout: the cursor is the number of the next slot to visit
+// (0..16383); 0 starts an iteration and, returned, means it is done (slot 0
+// is never "next" again after the first call). A call visits whole slots
+// in ascending order, skipping empty ones through the non-empty bitmap:
+// it stops before a slot whose keys would take the visited count over
+// COUNT, but always visits at least one non-empty slot. So a reply holds at
+// most max(COUNT, keys of the largest slot) keys (COUNT is a hint, as in
+// redis-server, which also returns whole buckets), a call costs O(keys
+// returned), and since a slot is visited under its lock and never twice,
+// every key present for the whole iteration is returned exactly once.
+// Cursors past 16383 end the iteration.
 func cmdScan(x *Ctx) {
 	cursor, ok := parseCursor(x.Args[1])
 	if !ok {
@@ -346,51 +347,51 @@ func cmdScan(x *Ctx) {
 			return
 		}
 	}
-	slot, pos := int(cursor>>scanPosBits), int(cursor&(1<<scanPosBits-1))
-	if cursor>>scanPosBits >= slots.Count {
-		slot = slots.Count
-	}
+	slot := int(min(cursor, slots.Count))
 	var out []string
 	var expired []string
 	budget := int(min(count, 1<<30))
-	for budget > 0 && slot < slots.Count {
-		if pos == 0 {
-			next := x.DB.NextNonEmpty(slot, false)
-			if next < 0 {
-				slot = slots.Count
-				break
-			}
-			slot = next
+	visited := 0
+	for {
+		slot = x.DB.NextNonEmpty(slot, false)
+		if slot < 0 {
+			slot = slots.Count
+			break
 		}
 		x.LockSlot(slot)
-		visited := 0
-		pos = x.DB.ScanSlot(slot, pos, budget, func(k string, e *keyspace.Entry) {
-			visited++
+		n := x.DB.SlotLen(slot)
+		if visited > 0 && visited+n > budget {
+			x.UnlockSlot(slot)
+			break
+		}
+		x.DB.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
 			if e.Expire != 0 && e.Expire <= x.Now {
 				expired = append(expired, k)
-				return
+				return true
 			}
 			if typ != nil && !strings.EqualFold(e.Kind.String(), string(typ)) {
-				return
+				return true
 			}
 			if pat != nil && !StringMatch(pat, []byte(k), false) {
-				return
+				return true
 			}
 			out = append(out, k)
+			return true
 		})
 		for _, k := range expired {
 			x.DB.Lookup(slot, []byte(k), x.Now)
 		}
 		expired = expired[:0]
 		x.UnlockSlot(slot)
-		budget -= max(visited, 1)
-		if pos == 0 {
-			slot++
+		visited += n
+		slot++
+		if visited >= budget {
+			break
 		}
 	}
 	next := uint64(0)
 	if slot < slots.Count {
-		next = uint64(slot)<<scanPosBits | uint64(pos)
+		next = uint64(slot)
 	}
 	x.W.Array(2)
 	var tmp [24]byte

@@ -47,12 +47,10 @@ type Entry struct {
 	Str    []byte
 	Obj    any
 
-	// pos is the entry's index in its slot's key order (see slotTable) and
-	// charge the bytes it was counted for in Keyspace.UsedMemory. Both are
-	// owned by the DB that holds the entry: an entry lives in one table at
-	// a time (delete it before storing it under another key). They fit in
-	// the padding of the 64-byte allocation class, so cost nothing.
-	pos    int32
+	// charge is the bytes the entry was counted for in
+	// Keyspace.UsedMemory, owned by the DB that holds the entry: an entry
+	// lives in one table at a time (delete it before storing it under
+	// another key).
 	charge int32
 }
 

@@ -128,16 +128,13 @@ type DB struct {
 	nonEmpty [slots.Count / 64]atomic.Uint64
 }
 
-// slotTable is one slot's keys. order lists the keys densely so that a
-// key can be picked at random and a scan can resume by position: a new key
-// is appended, a removed key's place is taken by the last key (Entry.pos
-// tracks each key's index). A scan that walks positions downwards thus
-// never misses a key that stays: keys only ever move to lower positions,
-// and only from the end.
+// slotTable is one slot's keys. The key string is allocated once and
+// shared by both maps. There is no per-key order or position: SCAN resumes
+// at slot boundaries and random picks use the map's randomized iteration
+// (see scan.go), so a key costs only its map slots.
 type slotTable struct {
 	keys    map[string]*Entry
 	expires map[string]*Entry
-	order   []string
 	bytes   int64 // sum of the entries' charges
 }
 
@@ -218,7 +215,6 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 			delete(t.expires, string(key))
 			db.volatile.Add(-1)
 		}
-		e.pos = old.pos
 		db.ks.charge(slot, t, e, chargeFor(len(key), e), int64(old.charge))
 		t.keys[string(key)] = e
 		if e.Expire != 0 {
@@ -228,9 +224,7 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 	}
 	k := string(key)
 	t.keys[k] = e
-	e.pos = int32(len(t.order))
-	t.order = append(t.order, k)
-	if len(t.order) == 1 {
+	if len(t.keys) == 1 {
 		db.nonEmpty[slot>>6].Or(1 << (slot & 63))
 	}
 	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
@@ -281,16 +275,10 @@ func (db *DB) Delete(slot int, key []byte, now int64) bool {
 
 func (db *DB) remove(slot int, t *slotTable, key string, e *Entry) {
 	delete(t.keys, key)
-	last := len(t.order) - 1
-	if int(e.pos) != last {
-		moved := t.order[last]
-		t.order[e.pos] = moved
-		t.keys[moved].pos = e.pos
-	}
-	t.order[last] = ""
-	t.order = t.order[:last]
-	if last == 0 {
-		t.order = nil
+	if len(t.keys) == 0 {
+		// A map keeps its buckets when emptied; drop it so that a slot
+		// that held many keys once does not keep their space.
+		t.keys = nil
 		db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
 	}
 	t.bytes -= int64(e.charge)
@@ -324,7 +312,6 @@ func (db *DB) FlushSlot(slot int) int {
 	db.volatile.Add(int64(-len(t.expires)))
 	t.keys = nil
 	t.expires = nil
-	t.order = nil
 	db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
 	return n
 }
