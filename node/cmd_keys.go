@@ -152,8 +152,9 @@ func cmdRename(x *Ctx) {
 		}
 		x.Del(dst)
 	}
+	exp := x.Expire(src, e)
 	x.Del(src)
-	x.DB.Set(slots.Of(dst), dst, e)
+	x.DB.SetWithExpire(slots.Of(dst), dst, e, exp)
 	x.Modified(dst)
 	if nx {
 		x.W.Int(1)
@@ -162,14 +163,14 @@ func cmdRename(x *Ctx) {
 	}
 }
 
-// cloneEntry returns a deep copy of e with the same TTL.
+// cloneEntry returns a deep copy of e (without its TTL, which the caller
+// stores along).
 func cloneEntry(e *keyspace.Entry) *keyspace.Entry {
-	c := &keyspace.Entry{Kind: e.Kind, Raw: e.Raw, Expire: e.Expire}
-	if e.Kind == keyspace.KindString {
-		c.Str = append([]byte(nil), e.Str...)
-	} else if o, ok := e.Obj.(keyspace.Object); ok {
-		c.Obj = o.Clone()
+	if o := e.Obj(); o != nil {
+		return keyspace.NewObject(o.Clone())
 	}
+	c := keyspace.NewString(e.Str)
+	c.Raw = e.Raw
 	return c
 }
 
@@ -221,7 +222,7 @@ func cmdCopy(x *Ctx) {
 	}
 	c := cloneEntry(e)
 	c.Access = x.S.newAccess()
-	dstDB.Set(slot, dst, c)
+	dstDB.SetWithExpire(slot, dst, c, x.Expire(src, e))
 	x.modifiedIn(dstDB, dst)
 	x.W.Int(1)
 }
@@ -268,8 +269,9 @@ func cmdMove(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
+	exp := x.Expire(key, e)
 	x.Del(key)
-	dst.Set(slot, key, e)
+	dst.SetWithExpire(slot, key, e, exp)
 	x.modifiedIn(dst, key)
 	x.W.Int(1)
 }
@@ -284,7 +286,7 @@ func cmdKeys(x *Ctx) {
 	var out []string
 	for slot := x.DB.NextNonEmpty(0, false); slot >= 0; slot = x.DB.NextNonEmpty(slot+1, false) {
 		x.DB.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
-			if e.Expire != 0 && e.Expire <= x.Now {
+			if x.DB.Expired(slot, k, e, x.Now) {
 				return true
 			}
 			if all || StringMatch(pat, []byte(k), false) {
@@ -365,7 +367,7 @@ func cmdScan(x *Ctx) {
 			break
 		}
 		x.DB.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
-			if e.Expire != 0 && e.Expire <= x.Now {
+			if x.DB.Expired(slot, k, e, x.Now) {
 				expired = append(expired, k)
 				return true
 			}
@@ -432,7 +434,7 @@ func cmdRandomKey(x *Ctx) {
 		}
 		x.LockSlot(slot)
 		k, e := x.DB.RandomInSlot(slot)
-		if e != nil && e.Expire != 0 && e.Expire <= x.Now {
+		if e != nil && x.DB.Expired(slot, k, e, x.Now) {
 			x.DB.Lookup(slot, []byte(k), x.Now)
 			e = nil
 		}
@@ -584,7 +586,7 @@ func encodingOf(e *keyspace.Entry) string {
 	if e.Kind == keyspace.KindString {
 		return StringEncoding(e)
 	}
-	if o, ok := e.Obj.(keyspace.Object); ok {
+	if o, ok := e.Obj().(keyspace.Object); ok {
 		return o.Encoding()
 	}
 	return "unknown"
@@ -723,7 +725,7 @@ func memoryUsage(key []byte, e *keyspace.Entry, cluster bool) int64 {
 		}
 		return n + robj + jemallocSize(hdr+size+1)
 	}
-	if o, ok := e.Obj.(keyspace.Object); ok {
+	if o, ok := e.Obj().(keyspace.Object); ok {
 		return n + robj + int64(o.MemoryUsage())
 	}
 	return n + robj

@@ -227,15 +227,16 @@ func cmdDebug(x *Ctx) {
 
 func debugObject(x *Ctx) {
 	k := x.Args[2]
-	e := x.DB.Peek(slots.Of(k), k)
-	if e == nil || (e.Expire != 0 && e.Expire <= x.Now) {
+	slot := slots.Of(k)
+	e := x.DB.Peek(slot, k)
+	if e == nil || (e.HasTTL() && x.DB.ExpireOf(slot, k, e) <= x.Now) {
 		x.W.Error(ErrNoSuchKey)
 		return
 	}
 	enc := "raw"
 	if e.Kind == keyspace.KindString {
 		enc = stringEncoding(e)
-	} else if o, ok := e.Obj.(keyspace.Object); ok {
+	} else if o, ok := e.Obj().(keyspace.Object); ok {
 		enc = o.Encoding()
 	}
 	idle := int64(x.S.lruClock()) - int64(e.Access)
@@ -359,7 +360,7 @@ func continueDigest(d [20]byte, e *keyspace.Entry) [20]byte {
 	if e.Kind == keyspace.KindString {
 		mixDigest(&d, e.Str)
 	}
-	if e.Expire != 0 {
+	if e.HasTTL() {
 		xorDigest(&d, []byte("!!expire!!"))
 	}
 	return d

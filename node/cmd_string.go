@@ -236,7 +236,7 @@ func cmdSet(x *Ctx) {
 		return
 	}
 	if flags&setKeepTTL != 0 && old != nil {
-		expire = old.Expire
+		expire = x.DB.ExpireOf(slot, key, old)
 	}
 	x.setString(slot, key, old, val, expire)
 	if flags&setGet == 0 {
@@ -252,15 +252,13 @@ func (x *Ctx) setString(slot int, key []byte, old *keyspace.Entry, val []byte, e
 		old.Str = append(old.Str[:0], val...)
 		old.Raw, old.NoInt = false, false
 		x.S.touch(old)
-		if old.Expire != expire {
+		if (expire != 0 || old.HasTTL()) && x.DB.ExpireOf(slot, key, old) != expire {
 			x.DB.SetExpire(slot, key, old, expire)
 		}
 		x.Modified(key)
 		return
 	}
-	e := keyspace.NewString(val)
-	e.Expire = expire
-	x.Put(key, e)
+	x.PutWithExpire(key, keyspace.NewString(val), expire)
 }
 
 func cmdSetNX(x *Ctx) {
@@ -316,7 +314,7 @@ func cmdGetEX(x *Ctx) {
 	case expIdx != 0:
 		x.SetExpire(key, e, expire)
 		x.Modified(key)
-	case flags&setPersist != 0 && e.Expire != 0:
+	case flags&setPersist != 0 && e.HasTTL():
 		x.SetExpire(key, e, 0)
 		x.Modified(key)
 	}

@@ -133,8 +133,10 @@ type DB struct {
 // at slot boundaries and random picks use the map's randomized iteration
 // (see scan.go), so a key costs only its map slots.
 type slotTable struct {
-	keys    map[string]*Entry
-	expires map[string]*Entry
+	keys map[string]*Entry
+	// expires holds the expiry time (unix ms) of the keys that have one;
+	// their entries have ttl set.
+	expires map[string]int64
 	bytes   int64 // sum of the entries' charges
 }
 
@@ -194,7 +196,7 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 	if e == nil {
 		return nil
 	}
-	if e.Expire != 0 && e.Expire <= now {
+	if e.ttl && t.expires[string(key)] <= now {
 		db.remove(slot, t, string(key), e)
 		db.ks.ExpiredKeys.Add(1)
 		return nil
@@ -202,24 +204,70 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 	return e
 }
 
-// Set stores e under key, replacing any previous value (and its TTL: e's
-// Expire is kept as given).
-func (db *DB) Set(slot int, key []byte, e *Entry) {
+// ExpireOf returns the expiry time (unix ms) of key, whose entry is e, or
+// 0 when it has none. The caller holds the slot's lock.
+func (db *DB) ExpireOf(slot int, key []byte, e *Entry) int64 {
+	if !e.ttl {
+		return 0
+	}
+	return db.rt(slot).expires[string(key)]
+}
+
+// ExpireOfKey is ExpireOf for a key met while iterating the slot.
+func (db *DB) ExpireOfKey(slot int, key string, e *Entry) int64 {
+	if !e.ttl {
+		return 0
+	}
+	return db.rt(slot).expires[key]
+}
+
+// Expired reports whether key, whose entry is e (as met while iterating
+// the slot), has expired at now.
+func (db *DB) Expired(slot int, key string, e *Entry, now int64) bool {
+	return e.ttl && db.rt(slot).expires[key] <= now
+}
+
+// Set stores e under key, replacing any previous value and TTL; the key
+// has no TTL afterwards.
+func (db *DB) Set(slot int, key []byte, e *Entry) { db.SetWithExpire(slot, key, e, 0) }
+
+// SetWithExpire stores e under key with expiry time ms (unix ms; 0 for
+// none), replacing any previous value and TTL. e must not be held by
+// another key (delete it first when moving it).
+func (db *DB) SetWithExpire(slot int, key []byte, e *Entry, ms int64) {
 	t := db.wt(slot)
 	if t.keys == nil {
 		t.keys = make(map[string]*Entry)
 	}
 	old, ok := t.keys[string(key)]
+	if ok && old == e {
+		db.SetExpire(slot, key, e, ms)
+		return
+	}
+	e.ttl = false
 	if ok {
-		if old.Expire != 0 {
-			delete(t.expires, string(key))
-			db.volatile.Add(-1)
-		}
 		db.ks.charge(slot, t, e, chargeFor(len(key), e), int64(old.charge))
-		t.keys[string(key)] = e
-		if e.Expire != 0 {
-			db.addExpire(t, string(key), e)
+		if old.ttl {
+			if ms == 0 {
+				db.dropExpire(t, string(key), old)
+				t.keys[string(key)] = e
+				return
+			}
+			// Both maps get the same new key string.
+			old.ttl = false
+			k := string(key)
+			t.keys[k] = e
+			t.expires[k] = ms
+			e.ttl = true
+			return
 		}
+		if ms == 0 {
+			t.keys[string(key)] = e
+			return
+		}
+		k := string(key)
+		t.keys[k] = e
+		db.addExpire(t, k, e, ms)
 		return
 	}
 	k := string(key)
@@ -229,32 +277,45 @@ func (db *DB) Set(slot int, key []byte, e *Entry) {
 	}
 	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
 	db.count.Add(1)
-	if e.Expire != 0 {
-		db.addExpire(t, k, e)
+	if ms != 0 {
+		db.addExpire(t, k, e, ms)
 	}
 }
 
-func (db *DB) addExpire(t *slotTable, k string, e *Entry) {
+// addExpire gives a key without a TTL one; k must be the key string the
+// keys map holds, so that both maps share it.
+func (db *DB) addExpire(t *slotTable, k string, e *Entry, ms int64) {
 	if t.expires == nil {
-		t.expires = make(map[string]*Entry)
+		t.expires = make(map[string]int64)
 	}
-	t.expires[k] = e
+	t.expires[k] = ms
+	e.ttl = true
 	db.volatile.Add(1)
 }
 
-// SetExpire sets or clears (when ms is 0) the expiry of an existing entry.
+// SetExpire sets or clears (when ms is 0) the expiry of key, an existing
+// entry e.
 func (db *DB) SetExpire(slot int, key []byte, e *Entry, ms int64) {
 	t := db.rt(slot)
-	if e.Expire == 0 && ms != 0 {
-		e.Expire = ms
-		db.addExpire(t, string(key), e)
-		return
+	switch {
+	case ms == 0:
+		if e.ttl {
+			db.dropExpire(t, string(key), e)
+		}
+	case e.ttl:
+		// Assigning through a fresh key string makes a map hold that
+		// copy of the key; both get the same one, so the key stays
+		// stored once.
+		k := string(key)
+		t.keys[k] = e
+		t.expires[k] = ms
+	default:
+		// The keys map stores the new string (a map assignment replaces a
+		// string key), so both maps share it and the old copy is freed.
+		k := string(key)
+		t.keys[k] = e
+		db.addExpire(t, k, e, ms)
 	}
-	if e.Expire != 0 && ms == 0 {
-		delete(t.expires, string(key))
-		db.volatile.Add(-1)
-	}
-	e.Expire = ms
 }
 
 // Delete removes key and reports whether it existed (expired keys count as
@@ -265,8 +326,9 @@ func (db *DB) Delete(slot int, key []byte, now int64) bool {
 	if e == nil {
 		return false
 	}
+	expired := e.ttl && t.expires[string(key)] <= now
 	db.remove(slot, t, string(key), e)
-	if e.Expire != 0 && e.Expire <= now {
+	if expired {
 		db.ks.ExpiredKeys.Add(1)
 		return false
 	}
@@ -284,10 +346,18 @@ func (db *DB) remove(slot int, t *slotTable, key string, e *Entry) {
 	t.bytes -= int64(e.charge)
 	db.ks.mem[slot%memShards].Add(-int64(e.charge))
 	db.count.Add(-1)
-	if e.Expire != 0 {
-		delete(t.expires, key)
-		db.volatile.Add(-1)
+	if e.ttl {
+		db.dropExpire(t, key, e)
 	}
+}
+
+func (db *DB) dropExpire(t *slotTable, key string, e *Entry) {
+	e.ttl = false
+	delete(t.expires, key)
+	if len(t.expires) == 0 {
+		t.expires = nil
+	}
+	db.volatile.Add(-1)
 }
 
 // ForEachInSlot calls fn for every key of one slot, expired or not, until
@@ -312,6 +382,7 @@ func (db *DB) FlushSlot(slot int) int {
 	db.volatile.Add(int64(-len(t.expires)))
 	t.keys = nil
 	t.expires = nil
+	t.bytes = 0
 	db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
 	return n
 }
@@ -388,13 +459,13 @@ func (db *DB) NextNonEmpty(from int, wrap bool) int {
 // The caller holds the slot's lock.
 func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 	t := db.rt(slot)
-	for k, e := range t.expires {
+	for k, ms := range t.expires {
 		if seen >= n {
 			break
 		}
 		seen++
-		if e.Expire <= now {
-			db.remove(slot, t, k, e)
+		if ms <= now {
+			db.remove(slot, t, k, t.keys[k])
 			expired++
 		}
 	}

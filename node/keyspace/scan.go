@@ -22,8 +22,9 @@ func (db *DB) RandomInSlot(slot int) (string, *Entry) {
 // nil, picked like RandomInSlot among the slot's volatile keys (as
 // redis-server samples its expires dict). The caller holds the slot's lock.
 func (db *DB) RandomVolatileInSlot(slot int) (string, *Entry) {
-	for k, e := range db.rt(slot).expires {
-		return k, e
+	t := db.rt(slot)
+	for k := range t.expires {
+		return k, t.keys[k]
 	}
 	return "", nil
 }
