@@ -169,7 +169,7 @@ func cloneEntry(e *keyspace.Entry) *keyspace.Entry {
 	if o := e.Obj(); o != nil {
 		return keyspace.NewObject(o.Clone())
 	}
-	c := keyspace.NewString(e.Str)
+	c := keyspace.NewString(e.Bytes())
 	c.Raw = e.Raw
 	return c
 }
@@ -573,7 +573,7 @@ func cmdObject(x *Ctx) {
 		x.W.Int(int64(x.S.lfuDecayed(e)))
 	case "object|refcount":
 		if e.Kind == keyspace.KindString && encodingOf(e) == "int" && x.S.sharesIntegers() {
-			if n, _ := ParseInt(e.Str); n >= 0 && n < 10000 {
+			if n, _ := ParseInt(e.Bytes()); n >= 0 && n < 10000 {
 				x.W.Int(sharedRefcount)
 				return
 			}
@@ -710,10 +710,10 @@ func memoryUsage(key []byte, e *keyspace.Entry, cluster bool) int64 {
 		case "int":
 			return n + robj
 		case "embstr":
-			return n + jemallocSize(robj+3+int64(len(e.Str))+1)
+			return n + jemallocSize(robj+3+int64(len(e.Bytes()))+1)
 		}
-		size := int64(len(e.Str))
-		if c := int64(cap(e.Str)); e.Raw && c > size {
+		size := int64(len(e.Bytes()))
+		if c := int64(cap(e.Bytes())); e.Raw && c > size {
 			size = c // grown in place: redis-server's sds keeps spare room too
 		}
 		hdr := int64(3)

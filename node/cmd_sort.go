@@ -345,5 +345,5 @@ func sortLookup(x *Ctx, pattern []byte, elem string) (string, bool) {
 	if e.Kind != keyspace.KindString {
 		return "", false
 	}
-	return string(e.Str), true
+	return string(e.Bytes()), true
 }

@@ -51,11 +51,23 @@ func TestLazyTables(t *testing.T) {
 	}
 }
 
-// TestEntrySize keeps Entry in the 48-byte allocation class: one more
-// field would move every key to the 64-byte class (16 MB per million keys).
+// TestEntrySize keeps Entry in the 32-byte allocation class: one more
+// field would move every key to the 48-byte class (16 MB per million keys).
 func TestEntrySize(t *testing.T) {
-	if n := unsafe.Sizeof(Entry{}); n > 48 {
-		t.Fatalf("Entry is %d bytes, want at most 48", n)
+	if n := unsafe.Sizeof(Entry{}); n > 32 {
+		t.Fatalf("Entry is %d bytes, want at most 32", n)
+	}
+	e := NewString([]byte("abc"))
+	b := e.Bytes()
+	b[0] = 'x' // in place
+	e.SetBytes(append(b, "def"...))
+	if string(e.Bytes()) != "xbcdef" || e.Obj() != nil {
+		t.Fatalf("string %q", e.Bytes())
+	}
+	l := NewList()
+	o := NewObject(l)
+	if o.Kind != KindList || o.Obj() != Object(l) || o.Bytes() != nil {
+		t.Fatal("collection entry")
 	}
 }
 

@@ -26,7 +26,7 @@ const entryOverhead = 48 + 48
 func EstimateSize(keyLen int, e *Entry) int64 {
 	n := int64(entryOverhead + keyLen)
 	if e.Kind == KindString {
-		return n + int64(cap(e.Str))
+		return n + int64(cap(e.Bytes()))
 	}
 	if o := e.Obj(); o != nil {
 		return n + int64(o.MemoryUsage())

@@ -67,7 +67,7 @@ func TestMemoryAccounting(t *testing.T) {
 		t.Fatalf("used %d want %d", got, want)
 	}
 	e := db.Peek(1, []byte("a"))
-	e.Str = make([]byte, 1000)
+	e.SetBytes(make([]byte, 1000))
 	db.Recharge(1, []byte("a"))
 	if got, want := ks.UsedMemory(), EstimateSize(1, e); got != want {
 		t.Fatalf("after recharge %d want %d", got, want)
