@@ -16,10 +16,10 @@ import "math"
 // server calls for written keys while a maxmemory limit is set.
 
 // Per-key overhead in bytes besides the key and value bytes: the Entry
-// (48-byte class) and the key's share of its slot map (a 24-byte slot plus
+// (32-byte class) and the key's share of its slot map (a 24-byte slot plus
 // a control byte, at the load factors the tables run at: about 48 bytes
 // measured by TestHeapPerKey, key bytes aside).
-const entryOverhead = 48 + 48
+const entryOverhead = 32 + 48
 
 // EstimateSize returns the bytes a key of keyLen bytes holding e is
 // counted for.
