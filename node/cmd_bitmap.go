@@ -64,11 +64,12 @@ func bitString(x *Ctx, key []byte, maxBit int64) (*keyspace.Entry, bool) {
 	}
 	n := int(maxBit>>3) + 1
 	if e == nil {
-		e = &keyspace.Entry{Kind: keyspace.KindString, Str: make([]byte, n), Raw: true}
+		e = keyspace.WrapString(make([]byte, n))
+		e.Raw = true
 		x.Put(key, e)
 		return e, true
 	}
-	e.Str = growZero(e.Str, n)
+	e.SetBytes(growZero(e.Bytes(), n))
 	e.Raw = true
 	return e, true
 }
@@ -89,11 +90,11 @@ func cmdSetBit(x *Ctx) {
 		return
 	}
 	byteIdx, mask := off>>3, byte(1)<<(7-uint(off&7))
-	old := e.Str[byteIdx]&mask != 0
+	old := e.Bytes()[byteIdx]&mask != 0
 	if on == 1 {
-		e.Str[byteIdx] |= mask
+		e.Bytes()[byteIdx] |= mask
 	} else {
-		e.Str[byteIdx] &^= mask
+		e.Bytes()[byteIdx] &^= mask
 	}
 	x.Modified(key)
 	if old {
@@ -112,11 +113,11 @@ func cmdGetBit(x *Ctx) {
 	if !ok {
 		return
 	}
-	if e == nil || off>>3 >= int64(len(e.Str)) {
+	if e == nil || off>>3 >= int64(len(e.Bytes())) {
 		x.W.Int(0)
 		return
 	}
-	x.W.Int(int64(e.Str[off>>3]>>(7-uint(off&7))) & 1)
+	x.W.Int(int64(e.Bytes()[off>>3]>>(7-uint(off&7))) & 1)
 }
 
 // parseBitUnit parses BYTE or BIT.
@@ -179,7 +180,7 @@ func cmdBitCount(x *Ctx) {
 		x.W.Error(ErrSyntax)
 		return
 	}
-	s := e.Str
+	s := e.Bytes()
 	if !ranged {
 		x.W.Int(popcount(s))
 		return
@@ -239,7 +240,7 @@ func cmdBitPos(x *Ctx) {
 		x.W.Int(-bit)
 		return
 	}
-	s := e.Str
+	s := e.Bytes()
 	var start, end int64
 	isBit, endGiven := false, false
 	switch len(x.Args) {
@@ -332,7 +333,7 @@ func cmdBitOp(x *Ctx) {
 		}
 		var s []byte
 		if e != nil {
-			s = e.Str
+			s = e.Bytes()
 		}
 		srcs = append(srcs, s)
 		maxLen = max(maxLen, len(s))
@@ -373,7 +374,9 @@ func cmdBitOp(x *Ctx) {
 			}
 		}
 	}
-	x.Put(dest, &keyspace.Entry{Kind: keyspace.KindString, Str: res, Raw: true})
+	e := keyspace.WrapString(res)
+	e.Raw = true
+	x.Put(dest, e)
 	x.W.Int(int64(maxLen))
 }
 
@@ -496,7 +499,7 @@ func cmdBitField(x *Ctx) {
 		if o.op == 'g' {
 			var v uint64
 			if e != nil {
-				v = readBits(e.Str, o.off, o.width)
+				v = readBits(e.Bytes(), o.off, o.width)
 			}
 			if o.signed {
 				x.W.Int(signExtend(v, o.width))
@@ -505,7 +508,7 @@ func cmdBitField(x *Ctx) {
 			}
 			continue
 		}
-		old := readBits(e.Str, o.off, o.width)
+		old := readBits(e.Bytes(), o.off, o.width)
 		var nv uint64
 		var reply int64
 		var overflow bool
@@ -548,7 +551,7 @@ func cmdBitField(x *Ctx) {
 			continue
 		}
 		x.W.Int(reply)
-		writeBits(e.Str, o.off, o.width, nv)
+		writeBits(e.Bytes(), o.off, o.width, nv)
 		changed = true
 	}
 	if changed {

@@ -84,7 +84,7 @@ func cmdExpire(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	cur := e.Expire
+	cur := x.Expire(key, e)
 	switch {
 	case flags&expNX != 0 && cur != 0,
 		flags&expXX != 0 && cur == 0,
@@ -111,27 +111,28 @@ func cmdTTL(x *Ctx) {
 		x.W.Int(-2)
 		return
 	}
-	if e.Expire == 0 {
+	exp := x.Expire(x.Args[1], e)
+	if exp == 0 {
 		x.W.Int(-1)
 		return
 	}
 	switch x.Cmd.Name {
 	case "ttl":
-		x.W.Int((max(e.Expire-x.Now, 0) + 500) / 1000)
+		x.W.Int((max(exp-x.Now, 0) + 500) / 1000)
 	case "pttl":
-		x.W.Int(max(e.Expire-x.Now, 0))
+		x.W.Int(max(exp-x.Now, 0))
 	case "expiretime":
 		// Unsigned, so that the largest times round as redis-server's do.
-		x.W.Int(int64((uint64(e.Expire) + 500) / 1000))
+		x.W.Int(int64((uint64(exp) + 500) / 1000))
 	default:
-		x.W.Int(e.Expire)
+		x.W.Int(exp)
 	}
 }
 
 func cmdPersist(x *Ctx) {
 	key := x.Args[1]
 	e := x.Write(key)
-	if e == nil || e.Expire == 0 {
+	if e == nil || !e.HasTTL() {
 		x.W.Int(0)
 		return
 	}

@@ -53,7 +53,7 @@ func registerHashes(t Table) {
 func hashStrBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // hashOf returns the hash held by a hash entry.
-func hashOf(e *keyspace.Entry) *keyspace.Hash { return e.Obj.(*keyspace.Hash) }
+func hashOf(e *keyspace.Entry) *keyspace.Hash { return e.Obj().(*keyspace.Hash) }
 
 // writeHash looks key up for writing, creating an empty hash when it is
 // missing. created says whether the caller must Put the entry. It replies
@@ -64,7 +64,7 @@ func writeHash(x *Ctx, key []byte) (e *keyspace.Entry, created bool) {
 		return nil, false
 	}
 	if e == nil {
-		return &keyspace.Entry{Kind: keyspace.KindHash, Obj: keyspace.NewHash()}, true
+		return keyspace.NewObject(keyspace.NewHash()), true
 	}
 	return e, false
 }

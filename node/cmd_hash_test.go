@@ -16,7 +16,7 @@ func (tc *testClient) encodingOf(key string) string {
 	if e == nil {
 		return ""
 	}
-	return e.Obj.(keyspace.Object).Encoding()
+	return e.Obj().(keyspace.Object).Encoding()
 }
 
 func TestHashBasics(t *testing.T) {

@@ -45,7 +45,7 @@ func hllEntry(x *Ctx, e *keyspace.Entry) bool {
 		x.W.Error(ErrWrongType)
 		return false
 	}
-	if !hll.Valid(e.Str) {
+	if !hll.Valid(e.Bytes()) {
 		x.W.Error(errHLLType)
 		return false
 	}
@@ -64,7 +64,7 @@ func cmdPFAdd(x *Ctx) {
 		if !hllEntry(x, e) {
 			return
 		}
-		b = e.Str
+		b = e.Bytes()
 		// redis-server unshares the value: it is raw-encoded from now on.
 		e.Raw = true
 	}
@@ -81,10 +81,10 @@ func cmdPFAdd(x *Ctx) {
 	}
 	if e == nil {
 		e = &keyspace.Entry{Kind: keyspace.KindString, Raw: true}
-		e.Str = b
+		e.SetBytes(b)
 		x.Put(key, e)
 	} else {
-		e.Str = b
+		e.SetBytes(b)
 	}
 	if err != nil {
 		x.W.Error(errHLLCorrupt)
@@ -110,16 +110,16 @@ func cmdPFCount(x *Ctx) {
 			return
 		}
 		e.Raw = true
-		if n, ok := hll.CachedCard(e.Str); ok {
+		if n, ok := hll.CachedCard(e.Bytes()); ok {
 			x.W.Int(int64(n))
 			return
 		}
-		n, err := hll.Count(e.Str)
+		n, err := hll.Count(e.Bytes())
 		if err != nil {
 			x.W.Error(errHLLCorrupt)
 			return
 		}
-		hll.SetCachedCard(e.Str, n)
+		hll.SetCachedCard(e.Bytes(), n)
 		x.Modified(key)
 		x.W.Int(int64(n))
 		return
@@ -133,7 +133,7 @@ func cmdPFCount(x *Ctx) {
 		if !hllEntry(x, e) {
 			return
 		}
-		if hll.Merge(&regs, e.Str) != nil {
+		if hll.Merge(&regs, e.Bytes()) != nil {
 			x.W.Error(errHLLCorrupt)
 			return
 		}
@@ -152,10 +152,10 @@ func cmdPFMerge(x *Ctx) {
 		if !hllEntry(x, e) {
 			return
 		}
-		if hll.Encoding(e.Str) == "dense" {
+		if hll.Encoding(e.Bytes()) == "dense" {
 			dense = true
 		}
-		if hll.Merge(&regs, e.Str) != nil {
+		if hll.Merge(&regs, e.Bytes()) != nil {
 			x.W.Error(errHLLCorrupt)
 			return
 		}
@@ -163,11 +163,11 @@ func cmdPFMerge(x *Ctx) {
 	key := x.Args[1]
 	e := x.Write(key)
 	if e == nil {
-		e = &keyspace.Entry{Kind: keyspace.KindString, Str: hll.New()}
+		e = keyspace.WrapString(hll.New())
 		x.Put(key, e)
 	}
 	e.Raw = true
-	b := e.Str
+	b := e.Bytes()
 	if dense {
 		var err error
 		if b, err = hll.ToDense(b); err != nil {
@@ -184,7 +184,7 @@ func cmdPFMerge(x *Ctx) {
 		}
 	}
 	hll.Invalidate(b)
-	e.Str = b
+	e.SetBytes(b)
 	x.Modified(key)
 	x.W.OK()
 }
@@ -201,35 +201,35 @@ func cmdPFDebug(x *Ctx) {
 	}
 	e.Raw = true
 	toDense := func() bool {
-		b, err := hll.ToDense(e.Str)
+		b, err := hll.ToDense(e.Bytes())
 		if err != nil {
 			x.W.Error(errHLLCorrupt)
 			return false
 		}
-		e.Str = b
+		e.SetBytes(b)
 		x.S.dirty.Add(1)
 		return true
 	}
 	switch lower := toLowerASCII(sub); lower {
 	case "getreg":
-		if hll.Encoding(e.Str) == "sparse" && !toDense() {
+		if hll.Encoding(e.Bytes()) == "sparse" && !toDense() {
 			return
 		}
-		regs := hll.DenseRegisters(e.Str)
+		regs := hll.DenseRegisters(e.Bytes())
 		x.W.Array(len(regs))
 		for _, v := range regs {
 			x.W.Int(int64(v))
 		}
 	case "decode":
-		if hll.Encoding(e.Str) != "sparse" {
+		if hll.Encoding(e.Bytes()) != "sparse" {
 			x.W.Error("ERR HLL encoding is not sparse")
 			return
 		}
-		x.W.BulkString(hll.Decode(e.Str))
+		x.W.BulkString(hll.Decode(e.Bytes()))
 	case "encoding":
-		x.W.Simple(hll.Encoding(e.Str))
+		x.W.Simple(hll.Encoding(e.Bytes()))
 	case "todense":
-		if hll.Encoding(e.Str) == "dense" {
+		if hll.Encoding(e.Bytes()) == "dense" {
 			x.W.Int(0)
 			return
 		}

@@ -152,8 +152,9 @@ func cmdRename(x *Ctx) {
 		}
 		x.Del(dst)
 	}
+	exp := x.Expire(src, e)
 	x.Del(src)
-	x.DB.Set(slots.Of(dst), dst, e)
+	x.DB.SetWithExpire(slots.Of(dst), dst, e, exp)
 	x.Modified(dst)
 	if nx {
 		x.W.Int(1)
@@ -162,14 +163,14 @@ func cmdRename(x *Ctx) {
 	}
 }
 
-// cloneEntry returns a deep copy of e with the same TTL.
+// cloneEntry returns a deep copy of e (without its TTL, which the caller
+// stores along).
 func cloneEntry(e *keyspace.Entry) *keyspace.Entry {
-	c := &keyspace.Entry{Kind: e.Kind, Raw: e.Raw, Expire: e.Expire}
-	if e.Kind == keyspace.KindString {
-		c.Str = append([]byte(nil), e.Str...)
-	} else if o, ok := e.Obj.(keyspace.Object); ok {
-		c.Obj = o.Clone()
+	if o := e.Obj(); o != nil {
+		return keyspace.NewObject(o.Clone())
 	}
+	c := keyspace.NewString(e.Bytes())
+	c.Raw = e.Raw
 	return c
 }
 
@@ -221,7 +222,7 @@ func cmdCopy(x *Ctx) {
 	}
 	c := cloneEntry(e)
 	c.Access = x.S.newAccess()
-	dstDB.Set(slot, dst, c)
+	dstDB.SetWithExpire(slot, dst, c, x.Expire(src, e))
 	x.modifiedIn(dstDB, dst)
 	x.W.Int(1)
 }
@@ -268,8 +269,9 @@ func cmdMove(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
+	exp := x.Expire(key, e)
 	x.Del(key)
-	dst.Set(slot, key, e)
+	dst.SetWithExpire(slot, key, e, exp)
 	x.modifiedIn(dst, key)
 	x.W.Int(1)
 }
@@ -284,7 +286,7 @@ func cmdKeys(x *Ctx) {
 	var out []string
 	for slot := x.DB.NextNonEmpty(0, false); slot >= 0; slot = x.DB.NextNonEmpty(slot+1, false) {
 		x.DB.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
-			if e.Expire != 0 && e.Expire <= x.Now {
+			if x.DB.Expired(slot, k, e, x.Now) {
 				return true
 			}
 			if all || StringMatch(pat, []byte(k), false) {
@@ -299,16 +301,17 @@ func cmdKeys(x *Ctx) {
 	}
 }
 
-// SCAN cursor layout: bits 32..45 hold the slot, bits 0..31 the position in
-// that slot's key order below which keys remain to be visited (0: the slot
-// has not been started). Cursor 0 is thus "slot 0, not started" and the
-// final 0 means done. Within a slot keys are visited from the highest
-// position down; a removal only moves the last key into the hole, so a key
-// not yet visited never moves above the cursor (see keyspace.ScanSlot),
-// and every key present for the whole iteration is returned at least once.
-// A call costs O(COUNT) key visits plus a bitmap walk over empty slots.
-const scanPosBits = 32
-
+// SCAN cursor layout: the cursor is the number of the next slot to visit
+// (0..16383); 0 starts an iteration and, returned, means it is done (slot 0
+// is never "next" again after the first call). A call visits whole slots
+// in ascending order, skipping empty ones through the non-empty bitmap:
+// it stops before a slot whose keys would take the visited count over
+// COUNT, but always visits at least one non-empty slot. So a reply holds at
+// most max(COUNT, keys of the largest slot) keys (COUNT is a hint, as in
+// redis-server, which also returns whole buckets), a call costs O(keys
+// returned), and since a slot is visited under its lock and never twice,
+// every key present for the whole iteration is returned exactly once.
+// Cursors past 16383 end the iteration.
 func cmdScan(x *Ctx) {
 	cursor, ok := parseCursor(x.Args[1])
 	if !ok {
@@ -346,51 +349,51 @@ func cmdScan(x *Ctx) {
 			return
 		}
 	}
-	slot, pos := int(cursor>>scanPosBits), int(cursor&(1<<scanPosBits-1))
-	if cursor>>scanPosBits >= slots.Count {
-		slot = slots.Count
-	}
+	slot := int(min(cursor, slots.Count))
 	var out []string
 	var expired []string
 	budget := int(min(count, 1<<30))
-	for budget > 0 && slot < slots.Count {
-		if pos == 0 {
-			next := x.DB.NextNonEmpty(slot, false)
-			if next < 0 {
-				slot = slots.Count
-				break
-			}
-			slot = next
+	visited := 0
+	for {
+		slot = x.DB.NextNonEmpty(slot, false)
+		if slot < 0 {
+			slot = slots.Count
+			break
 		}
 		x.LockSlot(slot)
-		visited := 0
-		pos = x.DB.ScanSlot(slot, pos, budget, func(k string, e *keyspace.Entry) {
-			visited++
-			if e.Expire != 0 && e.Expire <= x.Now {
+		n := x.DB.SlotLen(slot)
+		if visited > 0 && visited+n > budget {
+			x.UnlockSlot(slot)
+			break
+		}
+		x.DB.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
+			if x.DB.Expired(slot, k, e, x.Now) {
 				expired = append(expired, k)
-				return
+				return true
 			}
 			if typ != nil && !strings.EqualFold(e.Kind.String(), string(typ)) {
-				return
+				return true
 			}
 			if pat != nil && !StringMatch(pat, []byte(k), false) {
-				return
+				return true
 			}
 			out = append(out, k)
+			return true
 		})
 		for _, k := range expired {
 			x.DB.Lookup(slot, []byte(k), x.Now)
 		}
 		expired = expired[:0]
 		x.UnlockSlot(slot)
-		budget -= max(visited, 1)
-		if pos == 0 {
-			slot++
+		visited += n
+		slot++
+		if visited >= budget {
+			break
 		}
 	}
 	next := uint64(0)
 	if slot < slots.Count {
-		next = uint64(slot)<<scanPosBits | uint64(pos)
+		next = uint64(slot)
 	}
 	x.W.Array(2)
 	var tmp [24]byte
@@ -431,7 +434,7 @@ func cmdRandomKey(x *Ctx) {
 		}
 		x.LockSlot(slot)
 		k, e := x.DB.RandomInSlot(slot)
-		if e != nil && e.Expire != 0 && e.Expire <= x.Now {
+		if e != nil && x.DB.Expired(slot, k, e, x.Now) {
 			x.DB.Lookup(slot, []byte(k), x.Now)
 			e = nil
 		}
@@ -570,7 +573,7 @@ func cmdObject(x *Ctx) {
 		x.W.Int(int64(x.S.lfuDecayed(e)))
 	case "object|refcount":
 		if e.Kind == keyspace.KindString && encodingOf(e) == "int" && x.S.sharesIntegers() {
-			if n, _ := ParseInt(e.Str); n >= 0 && n < 10000 {
+			if n, _ := ParseInt(e.Bytes()); n >= 0 && n < 10000 {
 				x.W.Int(sharedRefcount)
 				return
 			}
@@ -583,7 +586,7 @@ func encodingOf(e *keyspace.Entry) string {
 	if e.Kind == keyspace.KindString {
 		return StringEncoding(e)
 	}
-	if o, ok := e.Obj.(keyspace.Object); ok {
+	if o, ok := e.Obj().(keyspace.Object); ok {
 		return o.Encoding()
 	}
 	return "unknown"
@@ -707,10 +710,10 @@ func memoryUsage(key []byte, e *keyspace.Entry, cluster bool) int64 {
 		case "int":
 			return n + robj
 		case "embstr":
-			return n + jemallocSize(robj+3+int64(len(e.Str))+1)
+			return n + jemallocSize(robj+3+int64(len(e.Bytes()))+1)
 		}
-		size := int64(len(e.Str))
-		if c := int64(cap(e.Str)); e.Raw && c > size {
+		size := int64(len(e.Bytes()))
+		if c := int64(cap(e.Bytes())); e.Raw && c > size {
 			size = c // grown in place: redis-server's sds keeps spare room too
 		}
 		hdr := int64(3)
@@ -722,7 +725,7 @@ func memoryUsage(key []byte, e *keyspace.Entry, cluster bool) int64 {
 		}
 		return n + robj + jemallocSize(hdr+size+1)
 	}
-	if o, ok := e.Obj.(keyspace.Object); ok {
+	if o, ok := e.Obj().(keyspace.Object); ok {
 		return n + robj + int64(o.MemoryUsage())
 	}
 	return n + robj

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/slotd/slotd/slots"
 )
 
 // Replies below were checked against redis-server 7.0.15.
@@ -195,15 +197,19 @@ func scanAll(t *testing.T, tc *testClient, count int, between func()) (map[strin
 		}
 		n, _ := strconv.Atoi(m[2])
 		rest := r[len(m[0]):]
+		inSlots := map[int]bool{}
 		for i := 0; i < n; i++ {
 			var l int
 			fmt.Sscanf(rest, "$%d\r\n", &l)
 			rest = rest[strings.Index(rest, "\r\n")+2:]
 			seen[rest[:l]]++
+			inSlots[slots.Of([]byte(rest[:l]))] = true
 			rest = rest[l+2:]
 		}
-		if n > count {
-			t.Fatalf("SCAN COUNT %d returned %d keys", count, n)
+		// A call returns whole slots: more than COUNT keys only when they
+		// all come from one slot.
+		if n > count && len(inSlots) > 1 {
+			t.Fatalf("SCAN COUNT %d returned %d keys from %d slots", count, n, len(inSlots))
 		}
 		calls++
 		cursor = m[1]
@@ -422,4 +428,42 @@ func TestMemoryDoctorWithData(t *testing.T) {
 	}
 	msg := "No memory problem found. slotd keeps no allocator statistics, so fragmentation and allocator overhead are not judged.\n"
 	tc.expectRaw(fmt.Sprintf("$%d\r\n%s\r\n", len(msg), msg), "MEMORY", "DOCTOR")
+}
+
+// TestScanWholeSlots checks the cursor layout (the next slot to visit) and
+// that a slot holding more keys than COUNT comes back whole in one call,
+// while slots are churned between calls.
+func TestScanWholeSlots(t *testing.T) {
+	tc := newTestServer(t)
+	tags := []string{"{a}", "{b}", "{c}", "{d}", "{e}"}
+	for _, tag := range tags {
+		for i := 0; i < 30; i++ {
+			tc.expect("+OK|", "SET", fmt.Sprint(tag, "stable:", i), "v")
+		}
+	}
+	r := tc.do("SCAN", "0", "COUNT", "3")
+	first := slots.Of([]byte("{b}")) // the lowest of the five slots
+	for _, tag := range tags {
+		first = min(first, slots.Of([]byte(tag)))
+	}
+	if want := fmt.Sprintf("*2\r\n$%d\r\n%d\r\n*30\r\n", len(strconv.Itoa(first+1)), first+1); !strings.HasPrefix(r, want) {
+		t.Fatalf("first call %q, want prefix %q", r, want)
+	}
+	n := 0
+	seen, _ := scanAll(t, tc, 3, func() {
+		tag := tags[n%len(tags)]
+		tc.expect(":1|", "SADD", fmt.Sprint(tag, "churn:", n), "m")
+		if n > 3 {
+			tc.expect(":1|", "DEL", fmt.Sprint(tags[(n-3)%len(tags)], "churn:", n-3))
+		}
+		n++
+	})
+	for _, tag := range tags {
+		for i := 0; i < 30; i++ {
+			if k := fmt.Sprint(tag, "stable:", i); seen[k] != 1 {
+				t.Fatalf("%s seen %d times", k, seen[k])
+			}
+		}
+	}
+	tc.expect("*2|$1|0|*0|", "SCAN", "16384")
 }

@@ -70,10 +70,10 @@ func lmpopKeys(args [][]byte) []int {
 }
 
 // listOf returns the list held by a list entry.
-func listOf(e *keyspace.Entry) *keyspace.List { return e.Obj.(*keyspace.List) }
+func listOf(e *keyspace.Entry) *keyspace.List { return e.Obj().(*keyspace.List) }
 
 func newListEntry(l *keyspace.List) *keyspace.Entry {
-	return &keyspace.Entry{Kind: keyspace.KindList, Obj: l}
+	return keyspace.NewObject(l)
 }
 
 // cmdPush is LPUSH/RPUSH and, with onlyExisting, LPUSHX/RPUSHX.

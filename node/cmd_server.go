@@ -227,15 +227,16 @@ func cmdDebug(x *Ctx) {
 
 func debugObject(x *Ctx) {
 	k := x.Args[2]
-	e := x.DB.Peek(slots.Of(k), k)
-	if e == nil || (e.Expire != 0 && e.Expire <= x.Now) {
+	slot := slots.Of(k)
+	e := x.DB.Peek(slot, k)
+	if e == nil || (e.HasTTL() && x.DB.ExpireOf(slot, k, e) <= x.Now) {
 		x.W.Error(ErrNoSuchKey)
 		return
 	}
 	enc := "raw"
 	if e.Kind == keyspace.KindString {
 		enc = stringEncoding(e)
-	} else if o, ok := e.Obj.(keyspace.Object); ok {
+	} else if o, ok := e.Obj().(keyspace.Object); ok {
 		enc = o.Encoding()
 	}
 	idle := int64(x.S.lruClock()) - int64(e.Access)
@@ -249,10 +250,10 @@ func debugObject(x *Ctx) {
 
 // stringEncoding is OBJECT ENCODING's answer for a string value.
 func stringEncoding(e *keyspace.Entry) string {
-	if _, ok := ParseInt(e.Str); ok && len(e.Str) <= 20 && !e.Raw {
+	if _, ok := ParseInt(e.Bytes()); ok && len(e.Bytes()) <= 20 && !e.Raw {
 		return "int"
 	}
-	if len(e.Str) <= 44 && !e.Raw {
+	if len(e.Bytes()) <= 44 && !e.Raw {
 		return "embstr"
 	}
 	return "raw"
@@ -264,7 +265,7 @@ func serializedLen(e *keyspace.Entry) int {
 	if e.Kind != keyspace.KindString {
 		return 1
 	}
-	if n, ok := ParseInt(e.Str); ok && len(e.Str) <= 20 {
+	if n, ok := ParseInt(e.Bytes()); ok && len(e.Bytes()) <= 20 {
 		switch {
 		case n >= math.MinInt8 && n <= math.MaxInt8:
 			return 2
@@ -274,7 +275,7 @@ func serializedLen(e *keyspace.Entry) int {
 			return 5
 		}
 	}
-	l := len(e.Str)
+	l := len(e.Bytes())
 	switch {
 	case l < 1<<6:
 		return l + 1
@@ -357,9 +358,9 @@ func continueDigest(d [20]byte, e *keyspace.Entry) [20]byte {
 	binary.BigEndian.PutUint32(t[:], digestType[e.Kind])
 	mixDigest(&d, t[:])
 	if e.Kind == keyspace.KindString {
-		mixDigest(&d, e.Str)
+		mixDigest(&d, e.Bytes())
 	}
-	if e.Expire != 0 {
+	if e.HasTTL() {
 		xorDigest(&d, []byte("!!expire!!"))
 	}
 	return d

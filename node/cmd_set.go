@@ -67,7 +67,7 @@ func readSet(x *Ctx, key []byte) (*keyspace.Set, bool) {
 	if !ok || e == nil {
 		return nil, ok
 	}
-	return e.Obj.(*keyspace.Set), true
+	return e.Obj().(*keyspace.Set), true
 }
 
 func writeSet(x *Ctx, key []byte) (*keyspace.Entry, bool) {
@@ -80,7 +80,7 @@ func storeSet(x *Ctx, key []byte, s *keyspace.Set) {
 		x.Del(key)
 		return
 	}
-	x.Put(key, &keyspace.Entry{Kind: keyspace.KindSet, Obj: s})
+	x.Put(key, keyspace.NewObject(s))
 }
 
 // replySet writes s as a set reply in SMEMBERS order.
@@ -99,7 +99,7 @@ func cmdSAdd(x *Ctx) {
 	if e == nil {
 		s = keyspace.NewSet()
 	} else {
-		s = e.Obj.(*keyspace.Set)
+		s = e.Obj().(*keyspace.Set)
 	}
 	var added int64
 	for _, m := range x.Args[2:] {
@@ -108,7 +108,7 @@ func cmdSAdd(x *Ctx) {
 		}
 	}
 	if e == nil {
-		x.Put(key, &keyspace.Entry{Kind: keyspace.KindSet, Obj: s})
+		x.Put(key, keyspace.NewObject(s))
 	} else if added > 0 {
 		x.Modified(key)
 	}
@@ -125,7 +125,7 @@ func cmdSRem(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	s := e.Obj.(*keyspace.Set)
+	s := e.Obj().(*keyspace.Set)
 	var removed int64
 	for _, m := range x.Args[2:] {
 		if s.Remove(m) {
@@ -221,7 +221,7 @@ func cmdSPop(x *Ctx) {
 		}
 		return
 	}
-	s := e.Obj.(*keyspace.Set)
+	s := e.Obj().(*keyspace.Set)
 	var buf [24]byte
 	if count < 0 {
 		i := s.RandomIndex()
@@ -325,7 +325,7 @@ func cmdSMove(x *Ctx) {
 	if !ok {
 		return
 	}
-	s := se.Obj.(*keyspace.Set)
+	s := se.Obj().(*keyspace.Set)
 	if se == de {
 		if s.Has(m) {
 			x.W.Int(1)
@@ -346,9 +346,9 @@ func cmdSMove(x *Ctx) {
 	if de == nil {
 		d := keyspace.NewSet()
 		d.Add(m)
-		x.Put(dst, &keyspace.Entry{Kind: keyspace.KindSet, Obj: d})
+		x.Put(dst, keyspace.NewObject(d))
 	} else {
-		de.Obj.(*keyspace.Set).Add(m)
+		de.Obj().(*keyspace.Set).Add(m)
 		x.Modified(dst)
 	}
 	x.W.Int(1)
@@ -371,7 +371,7 @@ func readSets(x *Ctx, keys [][]byte, write bool) ([]*keyspace.Set, bool) {
 			return nil, false
 		}
 		if e != nil {
-			sets[i] = e.Obj.(*keyspace.Set)
+			sets[i] = e.Obj().(*keyspace.Set)
 		}
 	}
 	return sets, true

@@ -233,7 +233,7 @@ func objEncoding(tc *testClient, key string) string {
 	if e == nil {
 		return "none"
 	}
-	return e.Obj.(keyspace.Object).Encoding()
+	return e.Obj().(keyspace.Object).Encoding()
 }
 
 // parseFlat splits a reply made only of arrays/sets and bulk strings into

@@ -194,7 +194,7 @@ func cmdSort(x *Ctx, readonly bool) {
 	if l.Len() == 0 {
 		x.Del(storeKey)
 	} else {
-		x.Put(storeKey, &keyspace.Entry{Kind: keyspace.KindList, Obj: l})
+		x.Put(storeKey, keyspace.NewObject(l))
 	}
 	x.W.Int(int64(l.Len()))
 }
@@ -206,7 +206,7 @@ func sortLoad(e *keyspace.Entry, reverse bool) []sortItem {
 		return nil
 	}
 	var items []sortItem
-	switch o := e.Obj.(type) {
+	switch o := e.Obj().(type) {
 	case *keyspace.List:
 		items = make([]sortItem, 0, o.Len())
 		o.Range(0, o.Len()-1, func(s string) { items = append(items, sortItem{elem: s}) })
@@ -345,5 +345,5 @@ func sortLookup(x *Ctx, pattern []byte, elem string) (string, bool) {
 	if e.Kind != keyspace.KindString {
 		return "", false
 	}
-	return string(e.Str), true
+	return string(e.Bytes()), true
 }

@@ -78,12 +78,12 @@ func StringEncoding(e *keyspace.Entry) string {
 	if e.Raw {
 		return "raw"
 	}
-	if !e.NoInt && len(e.Str) <= intEncodingMaxLen {
-		if _, ok := ParseInt(e.Str); ok {
+	if !e.NoInt && len(e.Bytes()) <= intEncodingMaxLen {
+		if _, ok := ParseInt(e.Bytes()); ok {
 			return "int"
 		}
 	}
-	if len(e.Str) <= embstrMaxLen {
+	if len(e.Bytes()) <= embstrMaxLen {
 		return "embstr"
 	}
 	return "raw"
@@ -98,7 +98,7 @@ func cmdGet(x *Ctx) {
 		x.W.Null()
 		return
 	}
-	x.W.Bulk(e.Str)
+	x.W.Bulk(e.Bytes())
 }
 
 // Flags of SET-like option parsing.
@@ -218,7 +218,7 @@ func cmdSet(x *Ctx) {
 		if old == nil {
 			x.W.Null()
 		} else {
-			x.W.Bulk(old.Str)
+			x.W.Bulk(old.Bytes())
 		}
 	}
 	if (flags&setNX != 0 && old != nil) || (flags&setXX != 0 && old == nil) {
@@ -236,7 +236,7 @@ func cmdSet(x *Ctx) {
 		return
 	}
 	if flags&setKeepTTL != 0 && old != nil {
-		expire = old.Expire
+		expire = x.DB.ExpireOf(slot, key, old)
 	}
 	x.setString(slot, key, old, val, expire)
 	if flags&setGet == 0 {
@@ -248,19 +248,21 @@ func cmdSet(x *Ctx) {
 // the given absolute expiry (0: none), reusing old's buffer when it fits
 // so that the common overwrite of a same-sized value does not allocate.
 func (x *Ctx) setString(slot int, key []byte, old *keyspace.Entry, val []byte, expire int64) {
-	if old != nil && old.Kind == keyspace.KindString && cap(old.Str) >= len(val) && cap(old.Str) <= 2*len(val)+16 {
-		old.Str = append(old.Str[:0], val...)
+	var b []byte
+	if old != nil {
+		b = old.Bytes() // nil unless a string
+	}
+	if old != nil && old.Kind == keyspace.KindString && cap(b) >= len(val) && cap(b) <= 2*len(val)+16 {
+		old.SetBytes(append(b[:0], val...))
 		old.Raw, old.NoInt = false, false
 		x.S.touch(old)
-		if old.Expire != expire {
+		if (expire != 0 || old.HasTTL()) && x.DB.ExpireOf(slot, key, old) != expire {
 			x.DB.SetExpire(slot, key, old, expire)
 		}
 		x.Modified(key)
 		return
 	}
-	e := keyspace.NewString(val)
-	e.Expire = expire
-	x.Put(key, e)
+	x.PutWithExpire(key, keyspace.NewString(val), expire)
 }
 
 func cmdSetNX(x *Ctx) {
@@ -309,14 +311,14 @@ func cmdGetEX(x *Ctx) {
 			return
 		}
 	}
-	x.W.Bulk(e.Str)
+	x.W.Bulk(e.Bytes())
 	switch {
 	case expIdx != 0 && expire <= x.Now:
 		x.Del(key)
 	case expIdx != 0:
 		x.SetExpire(key, e, expire)
 		x.Modified(key)
-	case flags&setPersist != 0 && e.Expire != 0:
+	case flags&setPersist != 0 && e.HasTTL():
 		x.SetExpire(key, e, 0)
 		x.Modified(key)
 	}
@@ -332,7 +334,7 @@ func cmdGetDel(x *Ctx) {
 		x.W.Null()
 		return
 	}
-	x.W.Bulk(e.Str)
+	x.W.Bulk(e.Bytes())
 	x.Del(key)
 }
 
@@ -347,7 +349,7 @@ func cmdGetSet(x *Ctx) {
 		x.Put(key, keyspace.NewString(x.Args[2]))
 		return
 	}
-	x.W.Bulk(e.Str)
+	x.W.Bulk(e.Bytes())
 	// The reply holds a copy of the old value, so its buffer may be reused.
 	x.setString(slots.Of(key), key, e, x.Args[2], 0)
 }
@@ -361,7 +363,7 @@ func cmdMGet(x *Ctx) {
 			x.W.Null()
 			continue
 		}
-		x.W.Bulk(e.Str)
+		x.W.Bulk(e.Bytes())
 	}
 }
 
@@ -419,7 +421,7 @@ func cmdIncr(x *Ctx) {
 	}
 	var v int64
 	if e != nil {
-		if v, ok = ParseInt(e.Str); !ok {
+		if v, ok = ParseInt(e.Bytes()); !ok {
 			x.W.Error(ErrNotInt)
 			return
 		}
@@ -430,10 +432,10 @@ func cmdIncr(x *Ctx) {
 	}
 	v += by
 	if e == nil {
-		x.Put(key, &keyspace.Entry{Kind: keyspace.KindString, Str: strconv.AppendInt(make([]byte, 0, 8), v, 10)})
+		x.Put(key, keyspace.WrapString(strconv.AppendInt(make([]byte, 0, 8), v, 10)))
 	} else {
 		// The TTL is kept, as redis-server keeps it.
-		e.Str = strconv.AppendInt(e.Str[:0], v, 10)
+		e.SetBytes(strconv.AppendInt(e.Bytes()[:0], v, 10))
 		e.Raw, e.NoInt = false, false
 		x.Modified(key)
 	}
@@ -449,7 +451,7 @@ func cmdIncrByFloat(x *Ctx) {
 	var cur, incr big.Float
 	cur.SetPrec(64)
 	if e != nil {
-		if !parseLongDouble(&cur, e.Str) {
+		if !parseLongDouble(&cur, e.Bytes()) {
 			x.W.Error(ErrNotFloat)
 			return
 		}
@@ -469,9 +471,11 @@ func cmdIncrByFloat(x *Ctx) {
 	}
 	out := formatLongDoubleHuman(&cur)
 	if e == nil {
-		x.Put(key, &keyspace.Entry{Kind: keyspace.KindString, Str: out, NoInt: true})
+		e := keyspace.WrapString(out)
+		e.NoInt = true
+		x.Put(key, e)
 	} else {
-		e.Str = out
+		e.SetBytes(out)
 		e.Raw, e.NoInt = false, true
 		x.Modified(key)
 	}
@@ -687,14 +691,14 @@ func cmdAppend(x *Ctx) {
 		x.W.Int(int64(len(val)))
 		return
 	}
-	if int64(len(e.Str)+len(val)) > x.S.maxBulk.Load() {
+	if int64(len(e.Bytes())+len(val)) > x.S.maxBulk.Load() {
 		x.W.Error(ErrStringTooLong)
 		return
 	}
-	e.Str = append(e.Str, val...)
+	e.SetBytes(append(e.Bytes(), val...))
 	e.Raw = true
 	x.Modified(key)
-	x.W.Int(int64(len(e.Str)))
+	x.W.Int(int64(len(e.Bytes())))
 }
 
 func cmdStrlen(x *Ctx) {
@@ -706,7 +710,7 @@ func cmdStrlen(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	x.W.Int(int64(len(e.Str)))
+	x.W.Int(int64(len(e.Bytes())))
 }
 
 // cmdGetRange serves GETRANGE and SUBSTR.
@@ -727,7 +731,7 @@ func cmdGetRange(x *Ctx) {
 		x.W.Bulk(nil)
 		return
 	}
-	x.W.Bulk(strRange(e.Str, start, end))
+	x.W.Bulk(strRange(e.Bytes(), start, end))
 }
 
 // strRange applies GETRANGE's index rules: negative indexes count from
@@ -772,7 +776,7 @@ func cmdSetRange(x *Ctx) {
 		if e == nil {
 			x.W.Int(0)
 		} else {
-			x.W.Int(int64(len(e.Str)))
+			x.W.Int(int64(len(e.Bytes())))
 		}
 		return
 	}
@@ -784,15 +788,17 @@ func cmdSetRange(x *Ctx) {
 	if e == nil {
 		b := make([]byte, end)
 		copy(b[off:], val)
-		x.Put(key, &keyspace.Entry{Kind: keyspace.KindString, Str: b, Raw: true})
+		e := keyspace.WrapString(b)
+		e.Raw = true
+		x.Put(key, e)
 		x.W.Int(int64(end))
 		return
 	}
-	e.Str = growZero(e.Str, end)
-	copy(e.Str[off:], val)
+	e.SetBytes(growZero(e.Bytes(), end))
+	copy(e.Bytes()[off:], val)
 	e.Raw = true
 	x.Modified(key)
-	x.W.Int(int64(len(e.Str)))
+	x.W.Int(int64(len(e.Bytes())))
 }
 
 // growZero extends b with zero bytes to at least n bytes.
@@ -819,10 +825,10 @@ func cmdLCS(x *Ctx) {
 	}
 	var a, b []byte
 	if ea != nil {
-		a = ea.Str
+		a = ea.Bytes()
 	}
 	if eb != nil {
-		b = eb.Str
+		b = eb.Bytes()
 	}
 	var getLen, getIdx, withLen bool
 	var minLen int64

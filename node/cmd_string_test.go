@@ -51,11 +51,11 @@ func TestStringGetFamily(t *testing.T) {
 	tc.expect("-ERR value is not an integer or out of range|", "GETEX", "a", "EX", "abc")
 	tc.expect("$1|1|", "GETEX", "a", "PERSIST", "PERSIST")
 	tc.expect("$1|1|", "GETEX", "a", "EX", "abc", "EX", "100")
-	if e := tc.s.ks.DB(0).Peek(slots.Of([]byte("a")), []byte("a")); e.Expire == 0 {
+	if e := tc.s.ks.DB(0).Peek(slots.Of([]byte("a")), []byte("a")); !e.HasTTL() {
 		t.Fatal("GETEX EX did not set a TTL")
 	}
 	tc.expect("$1|1|", "GETEX", "a", "PERSIST")
-	if e := tc.s.ks.DB(0).Peek(slots.Of([]byte("a")), []byte("a")); e.Expire != 0 {
+	if e := tc.s.ks.DB(0).Peek(slots.Of([]byte("a")), []byte("a")); e.HasTTL() {
 		t.Fatal("GETEX PERSIST kept the TTL")
 	}
 	tc.expect("$1|1|", "GETEX", "a", "PXAT", "1")
@@ -106,7 +106,7 @@ func TestStringIncr(t *testing.T) {
 	}
 	tc.expect("+OK|", "SETEX", "t", "100", "5")
 	tc.expect(":6|", "INCR", "t")
-	if e := tc.s.ks.DB(0).Peek(slots.Of([]byte("t")), []byte("t")); e.Expire == 0 {
+	if e := tc.s.ks.DB(0).Peek(slots.Of([]byte("t")), []byte("t")); !e.HasTTL() {
 		t.Fatal("INCR dropped the TTL")
 	}
 }

@@ -175,7 +175,7 @@ func readZSet(x *Ctx, key []byte) (*keyspace.ZSet, bool) {
 	if !ok || e == nil {
 		return nil, ok
 	}
-	return e.Obj.(*keyspace.ZSet), true
+	return e.Obj().(*keyspace.ZSet), true
 }
 
 func writeZSet(x *Ctx, key []byte) (*keyspace.ZSet, bool) {
@@ -183,7 +183,7 @@ func writeZSet(x *Ctx, key []byte) (*keyspace.ZSet, bool) {
 	if !ok || e == nil {
 		return nil, ok
 	}
-	return e.Obj.(*keyspace.ZSet), true
+	return e.Obj().(*keyspace.ZSet), true
 }
 
 // storeZSet makes z (freshly built) the value of key with the encoding its
@@ -194,7 +194,7 @@ func storeZSet(x *Ctx, key []byte, z *keyspace.ZSet) {
 		return
 	}
 	z.Normalize()
-	x.Put(key, &keyspace.Entry{Kind: keyspace.KindZSet, Obj: z})
+	x.Put(key, keyspace.NewObject(z))
 }
 
 // afterZRemove deletes key when z became empty and signals the change.
@@ -330,7 +330,7 @@ func zadd(x *Ctx, flags int, scores []float64, pairs [][]byte) {
 		}
 	}
 	if created && z.Len() > 0 {
-		x.Put(key, &keyspace.Entry{Kind: keyspace.KindZSet, Obj: z})
+		x.Put(key, keyspace.NewObject(z))
 	} else if added+updated > 0 {
 		x.Modified(key)
 	}
@@ -1117,9 +1117,9 @@ func zsetOp(x *Ctx, op int, store bool) {
 		}
 		switch e.Kind {
 		case keyspace.KindZSet:
-			srcs[i].z = e.Obj.(*keyspace.ZSet)
+			srcs[i].z = e.Obj().(*keyspace.ZSet)
 		case keyspace.KindSet:
-			srcs[i].s = e.Obj.(*keyspace.Set)
+			srcs[i].s = e.Obj().(*keyspace.Set)
 		default:
 			x.W.Error(ErrWrongType)
 			return
@@ -1266,9 +1266,9 @@ func cmdZInterCard(x *Ctx) {
 		}
 		switch e.Kind {
 		case keyspace.KindZSet:
-			srcs[i].z = e.Obj.(*keyspace.ZSet)
+			srcs[i].z = e.Obj().(*keyspace.ZSet)
 		case keyspace.KindSet:
-			srcs[i].s = e.Obj.(*keyspace.Set)
+			srcs[i].s = e.Obj().(*keyspace.Set)
 		default:
 			x.W.Error(ErrWrongType)
 			return

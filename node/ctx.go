@@ -99,10 +99,14 @@ func (x *Ctx) WriteKind(key []byte, k keyspace.Kind) (e *keyspace.Entry, ok bool
 	return e, true
 }
 
-// Put stores e under key (replacing value and TTL) and signals the change.
-func (x *Ctx) Put(key []byte, e *keyspace.Entry) {
+// Put stores e under key (replacing value and TTL; the key has no TTL
+// after) and signals the change.
+func (x *Ctx) Put(key []byte, e *keyspace.Entry) { x.PutWithExpire(key, e, 0) }
+
+// PutWithExpire is Put with an absolute expiry time in unix ms (0: none).
+func (x *Ctx) PutWithExpire(key []byte, e *keyspace.Entry, ms int64) {
 	e.Access = x.S.newAccess()
-	x.DB.Set(x.Slot(key), key, e)
+	x.DB.SetWithExpire(x.Slot(key), key, e, ms)
 	x.Modified(key)
 }
 
@@ -113,6 +117,14 @@ func (x *Ctx) Del(key []byte) bool {
 		return true
 	}
 	return false
+}
+
+// Expire returns key's expiry time in unix ms (0: none); e is its entry.
+func (x *Ctx) Expire(key []byte, e *keyspace.Entry) int64 {
+	if !e.HasTTL() {
+		return 0
+	}
+	return x.DB.ExpireOf(x.Slot(key), key, e)
 }
 
 // SetExpire sets (ms > 0, absolute unix ms) or clears (ms == 0) a TTL.

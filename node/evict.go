@@ -148,12 +148,13 @@ func (s *Server) idleSeconds(e *keyspace.Entry) int64 {
 
 // idleScore ranks an eviction candidate under the policy: larger goes
 // first.
-func (s *Server) idleScore(p evictPolicy, e *keyspace.Entry) uint64 {
+// expire is the key's expiry time, which only volatile-ttl reads.
+func (s *Server) idleScore(p evictPolicy, e *keyspace.Entry, expire int64) uint64 {
 	switch {
 	case p.lfu():
 		return 255 - uint64(s.lfuDecayed(e))
 	case p == policyVolatileTTL:
-		return math.MaxUint64 - uint64(e.Expire)
+		return math.MaxUint64 - uint64(expire)
 	}
 	return uint64(s.idleSeconds(e))
 }
@@ -281,7 +282,7 @@ func (s *Server) evictOne(p evictPolicy) bool {
 			slot := slots.Of(key)
 			s.ks.Lock(slot)
 			e := db.Peek(slot, key)
-			ok := e != nil && (!p.volatile() || e.Expire != 0)
+			ok := e != nil && (!p.volatile() || e.HasTTL())
 			if ok {
 				s.evictKey(db, slot, c.key)
 			}
@@ -344,7 +345,11 @@ func (s *Server) samplePool(db *keyspace.DB, p evictPolicy) {
 		}
 		var score uint64
 		if e != nil {
-			score = s.idleScore(p, e)
+			var expire int64
+			if p == policyVolatileTTL {
+				expire = db.ExpireOfKey(slot, k, e)
+			}
+			score = s.idleScore(p, e, expire)
 		}
 		s.ks.Unlock(slot)
 		if e == nil {

@@ -193,7 +193,7 @@ func TestEvictRecharge(t *testing.T) {
 	tc.expect("+OK|", "SET", "k", "v")
 	before := tc.s.ks.UsedMemory()
 	e := tc.s.ks.DB(0).Peek(slotsOf("k"), []byte("k"))
-	e.Str = append(e.Str, make([]byte, 5000)...)
+	e.SetBytes(append(e.Bytes(), make([]byte, 5000)...))
 	tc.c.x.DB = tc.s.ks.DB(0)
 	tc.c.x.Modified([]byte("k"))
 	if after := tc.s.ks.UsedMemory(); after < before+5000 {

@@ -115,7 +115,8 @@ func cmdWatch(x *Ctx) {
 		}
 		// Remember whether the key was alive, so that EXEC can tell an
 		// expiry that happened after WATCH.
-		if e := x.DB.Peek(slots.Of(k), k); e != nil && (e.Expire == 0 || e.Expire > x.Now) {
+		slot := slots.Of(k)
+		if e := x.DB.Peek(slot, k); e != nil && !x.DB.Expired(slot, wk.key, e, x.Now) {
 			wk.live = true
 		}
 		c.Watched = append(c.Watched, wk)
@@ -192,8 +193,9 @@ func (s *Server) watchedExpired(c *Client, now int64) bool {
 		}
 		// Gone without a write (writes flag the client already) means the
 		// expire cycle or a lazy lookup removed it: that counts as a change.
-		e := s.ks.DB(w.db).Peek(slots.Of([]byte(w.key)), []byte(w.key))
-		if e == nil || (e.Expire != 0 && e.Expire <= now) {
+		db, slot := s.ks.DB(w.db), slots.Of([]byte(w.key))
+		e := db.Peek(slot, []byte(w.key))
+		if e == nil || db.Expired(slot, w.key, e, now) {
 			return true
 		}
 	}

@@ -110,7 +110,9 @@ func (s *Server) applyConfig(string) {
 	p := s.Cfg.Str("requirepass")
 	s.requirePass.Store(&p)
 	s.maxClients.Store(s.Cfg.Int("maxclients"))
-	s.maxBulk.Store(s.Cfg.Int("proto-max-bulk-len"))
+	// A string value holds at most keyspace.MaxString bytes (4 GiB): larger
+	// bulks are refused as over the limit rather than stored.
+	s.maxBulk.Store(min(s.Cfg.Int("proto-max-bulk-len"), keyspace.MaxString))
 	s.protected.Store(s.Cfg.Bool("protected-mode"))
 	s.applyEvictConfig()
 	s.applyLimits()

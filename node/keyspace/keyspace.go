@@ -93,7 +93,9 @@ func (ks *Keyspace) UnlockAll() {
 // LockAll.
 func (ks *Keyspace) SwapDBs(a, b int) {
 	da, db := ks.dbs[a], ks.dbs[b]
-	da.slots, db.slots = db.slots, da.slots
+	ta, tb := da.tables.Load(), db.tables.Load()
+	da.tables.Store(tb)
+	db.tables.Store(ta)
 	for i := range da.nonEmpty {
 		wa, wb := da.nonEmpty[i].Load(), db.nonEmpty[i].Load()
 		da.nonEmpty[i].Store(wb)
@@ -109,9 +111,13 @@ func (ks *Keyspace) SwapDBs(a, b int) {
 
 // DB is one numbered database.
 type DB struct {
-	ks       *Keyspace
-	ID       int
-	slots    *[slots.Count]slotTable
+	ks *Keyspace
+	ID int
+	// tables holds one table per slot. A database that was never written
+	// points at the shared, read-only emptyTables and gets its own array
+	// (16384 tables, about 0.8 MB) on its first write, so that the 15
+	// databases most deployments never use cost nothing.
+	tables   atomic.Pointer[[slots.Count]slotTable]
 	count    atomic.Int64
 	volatile atomic.Int64
 	// expireCursor is where the active expire cycle resumes.
@@ -122,21 +128,50 @@ type DB struct {
 	nonEmpty [slots.Count / 64]atomic.Uint64
 }
 
-// slotTable is one slot's keys. order lists the keys densely so that a
-// key can be picked at random and a scan can resume by position: a new key
-// is appended, a removed key's place is taken by the last key (Entry.pos
-// tracks each key's index). A scan that walks positions downwards thus
-// never misses a key that stays: keys only ever move to lower positions,
-// and only from the end.
+// slotTable is one slot's keys. The key string is allocated once and
+// shared by both maps. There is no per-key order or position: SCAN resumes
+// at slot boundaries and random picks use the map's randomized iteration
+// (see scan.go), so a key costs only its map slots.
 type slotTable struct {
-	keys    map[string]*Entry
-	expires map[string]*Entry
-	order   []string
+	keys map[string]*Entry
+	// expires holds the expiry time (unix ms) of the keys that have one;
+	// their entries have ttl set.
+	expires map[string]int64
 	bytes   int64 // sum of the entries' charges
 }
 
+// emptyTables is what a database that was never written reads. It is
+// never written: writers go through DB.wt, which gives the database its own
+// tables first.
+var emptyTables [slots.Count]slotTable
+
 func newDB(ks *Keyspace, id int) *DB {
-	return &DB{ks: ks, ID: id, slots: new([slots.Count]slotTable)}
+	db := &DB{ks: ks, ID: id}
+	db.tables.Store(&emptyTables)
+	return db
+}
+
+// rt returns a slot's table for reading (possibly the shared empty one).
+func (db *DB) rt(slot int) *slotTable { return &db.tables.Load()[slot] }
+
+// wt returns a slot's table for writing, allocating the database's tables
+// on its first write. Writers of different slots run concurrently under
+// different slot locks, so the first of them installs the array with a
+// compare-and-swap and the others use the winner's.
+func (db *DB) wt(slot int) *slotTable {
+	p := db.tables.Load()
+	if p == &emptyTables {
+		p = db.allocTables()
+	}
+	return &p[slot]
+}
+
+func (db *DB) allocTables() *[slots.Count]slotTable {
+	n := new([slots.Count]slotTable)
+	if db.tables.CompareAndSwap(&emptyTables, n) {
+		return n
+	}
+	return db.tables.Load()
 }
 
 // Len returns the number of keys (expired keys not yet reclaimed count).
@@ -146,22 +181,22 @@ func (db *DB) Len() int64 { return db.count.Load() }
 func (db *DB) Volatile() int64 { return db.volatile.Load() }
 
 // SlotLen returns the number of keys in one slot.
-func (db *DB) SlotLen(slot int) int { return len(db.slots[slot].keys) }
+func (db *DB) SlotLen(slot int) int { return len(db.rt(slot).keys) }
 
 // Peek returns the entry for key without expiry checks or stats.
 func (db *DB) Peek(slot int, key []byte) *Entry {
-	return db.slots[slot].keys[string(key)]
+	return db.rt(slot).keys[string(key)]
 }
 
 // Lookup returns the live entry for key, deleting it first when it has
 // expired at now (unix ms). It returns nil when there is no such key.
 func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	e := t.keys[string(key)]
 	if e == nil {
 		return nil
 	}
-	if e.Expire != 0 && e.Expire <= now {
+	if e.ttl && t.expires[string(key)] <= now {
 		db.remove(slot, t, string(key), e)
 		db.ks.ExpiredKeys.Add(1)
 		return nil
@@ -169,74 +204,131 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 	return e
 }
 
-// Set stores e under key, replacing any previous value (and its TTL: e's
-// Expire is kept as given).
-func (db *DB) Set(slot int, key []byte, e *Entry) {
-	t := &db.slots[slot]
+// ExpireOf returns the expiry time (unix ms) of key, whose entry is e, or
+// 0 when it has none. The caller holds the slot's lock.
+func (db *DB) ExpireOf(slot int, key []byte, e *Entry) int64 {
+	if !e.ttl {
+		return 0
+	}
+	return db.rt(slot).expires[string(key)]
+}
+
+// ExpireOfKey is ExpireOf for a key met while iterating the slot.
+func (db *DB) ExpireOfKey(slot int, key string, e *Entry) int64 {
+	if !e.ttl {
+		return 0
+	}
+	return db.rt(slot).expires[key]
+}
+
+// Expired reports whether key, whose entry is e (as met while iterating
+// the slot), has expired at now.
+func (db *DB) Expired(slot int, key string, e *Entry, now int64) bool {
+	return e.ttl && db.rt(slot).expires[key] <= now
+}
+
+// Set stores e under key, replacing any previous value and TTL; the key
+// has no TTL afterwards.
+func (db *DB) Set(slot int, key []byte, e *Entry) { db.SetWithExpire(slot, key, e, 0) }
+
+// SetWithExpire stores e under key with expiry time ms (unix ms; 0 for
+// none), replacing any previous value and TTL. e must not be held by
+// another key (delete it first when moving it).
+func (db *DB) SetWithExpire(slot int, key []byte, e *Entry, ms int64) {
+	t := db.wt(slot)
 	if t.keys == nil {
 		t.keys = make(map[string]*Entry)
 	}
 	old, ok := t.keys[string(key)]
+	if ok && old == e {
+		db.SetExpire(slot, key, e, ms)
+		return
+	}
+	e.ttl = false
 	if ok {
-		if old.Expire != 0 {
-			delete(t.expires, string(key))
-			db.volatile.Add(-1)
-		}
-		e.pos = old.pos
 		db.ks.charge(slot, t, e, chargeFor(len(key), e), int64(old.charge))
-		t.keys[string(key)] = e
-		if e.Expire != 0 {
-			db.addExpire(t, string(key), e)
+		if old.ttl {
+			if ms == 0 {
+				db.dropExpire(t, string(key), old)
+				t.keys[string(key)] = e
+				return
+			}
+			// Both maps get the same new key string.
+			old.ttl = false
+			k := string(key)
+			t.keys[k] = e
+			t.expires[k] = ms
+			e.ttl = true
+			return
 		}
+		if ms == 0 {
+			t.keys[string(key)] = e
+			return
+		}
+		k := string(key)
+		t.keys[k] = e
+		db.addExpire(t, k, e, ms)
 		return
 	}
 	k := string(key)
 	t.keys[k] = e
-	e.pos = int32(len(t.order))
-	t.order = append(t.order, k)
-	if len(t.order) == 1 {
+	if len(t.keys) == 1 {
 		db.nonEmpty[slot>>6].Or(1 << (slot & 63))
 	}
 	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
 	db.count.Add(1)
-	if e.Expire != 0 {
-		db.addExpire(t, k, e)
+	if ms != 0 {
+		db.addExpire(t, k, e, ms)
 	}
 }
 
-func (db *DB) addExpire(t *slotTable, k string, e *Entry) {
+// addExpire gives a key without a TTL one; k must be the key string the
+// keys map holds, so that both maps share it.
+func (db *DB) addExpire(t *slotTable, k string, e *Entry, ms int64) {
 	if t.expires == nil {
-		t.expires = make(map[string]*Entry)
+		t.expires = make(map[string]int64)
 	}
-	t.expires[k] = e
+	t.expires[k] = ms
+	e.ttl = true
 	db.volatile.Add(1)
 }
 
-// SetExpire sets or clears (when ms is 0) the expiry of an existing entry.
+// SetExpire sets or clears (when ms is 0) the expiry of key, an existing
+// entry e.
 func (db *DB) SetExpire(slot int, key []byte, e *Entry, ms int64) {
-	t := &db.slots[slot]
-	if e.Expire == 0 && ms != 0 {
-		e.Expire = ms
-		db.addExpire(t, string(key), e)
-		return
+	t := db.rt(slot)
+	switch {
+	case ms == 0:
+		if e.ttl {
+			db.dropExpire(t, string(key), e)
+		}
+	case e.ttl:
+		// Assigning through a fresh key string makes a map hold that
+		// copy of the key; both get the same one, so the key stays
+		// stored once.
+		k := string(key)
+		t.keys[k] = e
+		t.expires[k] = ms
+	default:
+		// The keys map stores the new string (a map assignment replaces a
+		// string key), so both maps share it and the old copy is freed.
+		k := string(key)
+		t.keys[k] = e
+		db.addExpire(t, k, e, ms)
 	}
-	if e.Expire != 0 && ms == 0 {
-		delete(t.expires, string(key))
-		db.volatile.Add(-1)
-	}
-	e.Expire = ms
 }
 
 // Delete removes key and reports whether it existed (expired keys count as
 // absent but are removed too).
 func (db *DB) Delete(slot int, key []byte, now int64) bool {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	e := t.keys[string(key)]
 	if e == nil {
 		return false
 	}
+	expired := e.ttl && t.expires[string(key)] <= now
 	db.remove(slot, t, string(key), e)
-	if e.Expire != 0 && e.Expire <= now {
+	if expired {
 		db.ks.ExpiredKeys.Add(1)
 		return false
 	}
@@ -245,31 +337,33 @@ func (db *DB) Delete(slot int, key []byte, now int64) bool {
 
 func (db *DB) remove(slot int, t *slotTable, key string, e *Entry) {
 	delete(t.keys, key)
-	last := len(t.order) - 1
-	if int(e.pos) != last {
-		moved := t.order[last]
-		t.order[e.pos] = moved
-		t.keys[moved].pos = e.pos
-	}
-	t.order[last] = ""
-	t.order = t.order[:last]
-	if last == 0 {
-		t.order = nil
+	if len(t.keys) == 0 {
+		// A map keeps its buckets when emptied; drop it so that a slot
+		// that held many keys once does not keep their space.
+		t.keys = nil
 		db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
 	}
 	t.bytes -= int64(e.charge)
 	db.ks.mem[slot%memShards].Add(-int64(e.charge))
 	db.count.Add(-1)
-	if e.Expire != 0 {
-		delete(t.expires, key)
-		db.volatile.Add(-1)
+	if e.ttl {
+		db.dropExpire(t, key, e)
 	}
+}
+
+func (db *DB) dropExpire(t *slotTable, key string, e *Entry) {
+	e.ttl = false
+	delete(t.expires, key)
+	if len(t.expires) == 0 {
+		t.expires = nil
+	}
+	db.volatile.Add(-1)
 }
 
 // ForEachInSlot calls fn for every key of one slot, expired or not, until
 // fn returns false. fn must not add or remove keys.
 func (db *DB) ForEachInSlot(slot int, fn func(key string, e *Entry) bool) {
-	for k, e := range db.slots[slot].keys {
+	for k, e := range db.rt(slot).keys {
 		if !fn(k, e) {
 			return
 		}
@@ -278,28 +372,32 @@ func (db *DB) ForEachInSlot(slot int, fn func(key string, e *Entry) bool) {
 
 // FlushSlot removes every key of one slot and returns how many there were.
 func (db *DB) FlushSlot(slot int) int {
-	t := &db.slots[slot]
+	t := db.rt(slot)
 	n := len(t.keys)
+	if n == 0 {
+		return 0
+	}
 	db.ks.mem[slot%memShards].Add(-t.bytes)
 	db.count.Add(int64(-n))
 	db.volatile.Add(int64(-len(t.expires)))
 	t.keys = nil
 	t.expires = nil
-	t.order = nil
+	t.bytes = 0
 	db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
 	return n
 }
 
 // Flush removes every key. The caller holds LockAll.
 func (db *DB) Flush() {
-	// Only the slots that hold keys are reset, without allocating; the
-	// values are left to the garbage collector. Each slot keeps its byte
-	// total, so the memory count is fixed in O(slots), not O(keys).
+	// The values are left to the garbage collector. Each slot keeps its
+	// byte total, so the memory count is fixed in O(slots), not O(keys).
 	var freed [memShards]int64
 	for s := db.NextNonEmpty(0, false); s >= 0; s = db.NextNonEmpty(s+1, false) {
-		freed[s%memShards] += db.slots[s].bytes
-		db.slots[s] = slotTable{}
+		freed[s%memShards] += db.rt(s).bytes
 	}
+	// Dropping the whole array returns the database to its never-written
+	// state; the next write allocates fresh tables.
+	db.tables.Store(&emptyTables)
 	for i, f := range freed {
 		if f != 0 {
 			db.ks.mem[i].Add(-f)
@@ -360,14 +458,14 @@ func (db *DB) NextNonEmpty(from int, wrap bool) int {
 // that have expired at now, and returns how many it looked at and deleted.
 // The caller holds the slot's lock.
 func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
-	t := &db.slots[slot]
-	for k, e := range t.expires {
+	t := db.rt(slot)
+	for k, ms := range t.expires {
 		if seen >= n {
 			break
 		}
 		seen++
-		if e.Expire <= now {
-			db.remove(slot, t, k, e)
+		if ms <= now {
+			db.remove(slot, t, k, t.keys[k])
 			expired++
 		}
 	}
@@ -378,7 +476,7 @@ func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 }
 
 // HasVolatile reports whether a slot holds keys with a TTL.
-func (db *DB) HasVolatile(slot int) bool { return len(db.slots[slot].expires) > 0 }
+func (db *DB) HasVolatile(slot int) bool { return len(db.rt(slot).expires) > 0 }
 
 // NextExpireSlot returns the next slot for the active expire cycle to visit.
 // Only the cron goroutine calls it.

@@ -1,51 +1,34 @@
 package keyspace
 
-import "math/rand/v2"
+// Slots keep no key order (it would cost 16 bytes per key plus slack), so
+// iteration state never points inside a slot: SCAN resumes at slot
+// boundaries (node's cmdScan, over ForEachInSlot) and random picks take the
+// first key of Go's map iteration, which starts at a random place.
 
-// ScanSlot visits up to max keys of one slot, walking its key order
-// downwards from position from-1 (from <= 0 or beyond the end means "the
-// whole slot"), and returns where the next call continues: 0 once the slot
-// is done. Because a removal only moves the last key into the hole, a key
-// not yet visited is always below the returned position, so a scan that
-// continues from it visits every key present throughout at least once.
-// fn sees expired keys too and must not add or remove keys. The caller
-// holds the slot's lock.
-func (db *DB) ScanSlot(slot, from, max int, fn func(key string, e *Entry)) int {
-	t := &db.slots[slot]
-	if from <= 0 || from > len(t.order) {
-		from = len(t.order)
-	}
-	i := from
-	for ; i > 0 && max > 0; max-- {
-		i--
-		k := t.order[i]
-		fn(k, t.keys[k])
-	}
-	return i
-}
-
-// RandomInSlot returns a key of the slot chosen uniformly, or "" and nil
-// when the slot is empty. The caller holds the slot's lock.
+// RandomInSlot returns a key of the slot, or "" and nil when the slot is
+// empty. The pick is the first key of a map iteration, which Go starts at a
+// random group and offset: every key can come out, but not with exactly
+// equal odds (a key that follows free map slots is likelier), much as
+// redis-server's pick of a random bucket then a random chain element is not
+// exactly uniform. The caller holds the slot's lock.
 func (db *DB) RandomInSlot(slot int) (string, *Entry) {
-	t := &db.slots[slot]
-	if len(t.order) == 0 {
-		return "", nil
+	for k, e := range db.rt(slot).keys {
+		return k, e
 	}
-	k := t.order[rand.IntN(len(t.order))]
-	return k, t.keys[k]
+	return "", nil
 }
 
 // RandomVolatileInSlot returns a key with a TTL from the slot, or "" and
-// nil. Map iteration starts at a random place, which serves as the random
-// pick among volatile keys (as redis-server samples its expires dict). The
-// caller holds the slot's lock.
+// nil, picked like RandomInSlot among the slot's volatile keys (as
+// redis-server samples its expires dict). The caller holds the slot's lock.
 func (db *DB) RandomVolatileInSlot(slot int) (string, *Entry) {
-	for k, e := range db.slots[slot].expires {
-		return k, e
+	t := db.rt(slot)
+	for k := range t.expires {
+		return k, t.keys[k]
 	}
 	return "", nil
 }
 
 // VolatileLen returns the number of keys with a TTL in one slot. The
 // caller holds the slot's lock.
-func (db *DB) VolatileLen(slot int) int { return len(db.slots[slot].expires) }
+func (db *DB) VolatileLen(slot int) int { return len(db.rt(slot).expires) }

@@ -2,70 +2,46 @@ package keyspace
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"testing"
 )
 
-// TestScanSlotCompleteness scans one slot in small steps while keys are
-// added and removed between steps: every key present for the whole scan
-// must be visited.
-func TestScanSlotCompleteness(t *testing.T) {
-	for seed := uint64(0); seed < 50; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 1))
-		ks := New(1)
-		db := ks.DB(0)
-		const slot = 7
-		live := map[string]bool{}
-		for i := 0; i < 200; i++ {
-			k := fmt.Sprint("k", i)
-			db.Set(slot, []byte(k), NewString([]byte("v")))
-			live[k] = true
-		}
-		stable := map[string]bool{}
-		for k := range live {
-			if rng.IntN(2) == 0 {
-				stable[k] = true // never removed during the scan
-			}
-		}
-		seen := map[string]bool{}
-		next, n := 0, 200
-		for first := true; first || next != 0; first = false {
-			next = db.ScanSlot(slot, next, 1+rng.IntN(10), func(k string, _ *Entry) { seen[k] = true })
-			for j := 0; j < 5; j++ {
-				if rng.IntN(2) == 0 {
-					k := fmt.Sprint("k", n)
-					n++
-					db.Set(slot, []byte(k), NewString(nil))
-					live[k] = true
-					continue
-				}
-				for k := range live {
-					if !stable[k] {
-						db.Delete(slot, []byte(k), 0)
-						delete(live, k)
-						break
-					}
-				}
-			}
-		}
-		for k := range stable {
-			if !seen[k] {
-				t.Fatalf("seed %d: key %s present throughout was not visited", seed, k)
-			}
-		}
-		checkInvariants(t, db, slot)
+// TestRandomInSlot checks that random picks reach every key of a slot
+// and that RandomVolatileInSlot picks only keys with a TTL.
+func TestRandomInSlot(t *testing.T) {
+	ks := New(1)
+	db := ks.DB(0)
+	const slot = 9
+	if k, e := db.RandomInSlot(slot); k != "" || e != nil {
+		t.Fatal("empty slot gave a key")
 	}
+	for i := 0; i < 40; i++ {
+		db.Set(slot, []byte(fmt.Sprint("k", i)), NewString(nil))
+	}
+	e := db.Peek(slot, []byte("k7"))
+	db.SetExpire(slot, []byte("k7"), e, 1<<40)
+	seen := map[string]int{}
+	for i := 0; i < 20000; i++ {
+		k, e := db.RandomInSlot(slot)
+		if e == nil || db.Peek(slot, []byte(k)) != e {
+			t.Fatalf("pick %q not in the slot", k)
+		}
+		seen[k]++
+		if k, _ := db.RandomVolatileInSlot(slot); k != "k7" {
+			t.Fatalf("volatile pick %q", k)
+		}
+	}
+	if len(seen) != 40 {
+		t.Fatalf("only %d of 40 keys ever picked", len(seen))
+	}
+	checkInvariants(t, db, slot)
 }
 
 func checkInvariants(t *testing.T, db *DB, slot int) {
 	t.Helper()
-	tb := &db.slots[slot]
-	if len(tb.order) != len(tb.keys) {
-		t.Fatalf("order %d keys %d", len(tb.order), len(tb.keys))
-	}
-	for i, k := range tb.order {
-		if e := tb.keys[k]; e == nil || int(e.pos) != i {
-			t.Fatalf("order[%d]=%q out of sync", i, k)
+	tb := db.rt(slot)
+	for k := range tb.expires {
+		if tb.keys[k] == nil {
+			t.Fatalf("expires holds %q, keys does not", k)
 		}
 	}
 	if has := db.nonEmpty[slot>>6].Load()&(1<<(slot&63)) != 0; has != (len(tb.keys) > 0) {
@@ -91,7 +67,7 @@ func TestMemoryAccounting(t *testing.T) {
 		t.Fatalf("used %d want %d", got, want)
 	}
 	e := db.Peek(1, []byte("a"))
-	e.Str = make([]byte, 1000)
+	e.SetBytes(make([]byte, 1000))
 	db.Recharge(1, []byte("a"))
 	if got, want := ks.UsedMemory(), EstimateSize(1, e); got != want {
 		t.Fatalf("after recharge %d want %d", got, want)
