@@ -1,7 +1,7 @@
 # slotd: build, test and benchmark entry points.
 GO ?= go
 
-.PHONY: build test vet e2e diff bench bench-cluster deps cluster cluster-stop cluster-e2e docker
+.PHONY: slotctl-on-slotd build test vet e2e diff bench bench-cluster deps cluster cluster-stop cluster-e2e docker
 
 
 build:
@@ -16,6 +16,15 @@ vet:
 test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	$(MAKE) slotctl-on-slotd
+
+# slotctl's own tests start redis-server nodes by default; this runs the
+# ones that need no replication against slotd nodes as well.
+slotctl-on-slotd:
+	$(GO) build -o bin/slotd ./cmd/slotd
+	SLOTCTL_TEST_NODE=$(CURDIR)/bin/slotd $(GO) test -count=1 \
+		-run 'TestBinaryCreateAndCheck|TestBinaryConfirm|TestCreateSixMasters|TestInfoCountsKeys|TestAddAndDelNode|TestCheckFindsProblems|TestPassword' \
+		./cmd/slotctl/internal/ctl
 
 # Only the tests that start real processes.
 e2e:
