@@ -71,8 +71,12 @@ type Client struct {
 	qbuf            atomic.Int64
 	obuf            atomic.Int64
 
-	// clock is when the current command started (see Server.call).
-	clock time.Time
+	// clockBase is the time the current read batch started, clockBaseMs
+	// the same in unix ms, and clockOff the offset from it at which the
+	// next command starts (see Server.call).
+	clockBase   time.Time
+	clockBaseMs int64
+	clockOff    time.Duration
 
 	x       Ctx
 	keyPos  []int
@@ -150,3 +154,8 @@ func (c *Client) Kill() {
 
 // Proto returns the protocol version (2 or 3).
 func (c *Client) Proto() int { return c.out.Proto }
+
+// setClock starts a read batch at t.
+func (c *Client) setClock(t time.Time) {
+	c.clockBase, c.clockBaseMs, c.clockOff = t, t.UnixMilli(), 0
+}

@@ -127,16 +127,18 @@ func (s *Server) rejectInMulti(c *Client) {
 // cluster mode the routing check runs under the same locks, so that a key
 // cannot move to another node between the check and the command.
 //
-// Timing reads the clock once per command: a command starts when the
-// previous one in the same read batch ended (c.clock), so a pipeline of n
-// commands costs n+1 clock reads instead of 2n.
+// Timing reads one clock per command: the wall clock is read once per read
+// batch (c.clockBase) and each command's end is a monotonic offset from it
+// (time.Since reads only the monotonic clock), which is also when the next
+// command of the batch starts. A command's time for expiry is the batch's
+// wall time plus that offset.
 func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
-	start := c.clock
-	if start.IsZero() {
-		start = time.Now()
+	if c.clockBase.IsZero() {
+		c.setClock(time.Now())
 	}
+	start := c.clockOff
 	x := &c.x
-	x.Cmd, x.Args, x.Now = cmd, args, start.UnixMilli()
+	x.Cmd, x.Args, x.Now = cmd, args, c.clockBaseMs+int64(start/time.Millisecond)
 	x.DB = s.ks.DB(c.DB)
 	x.keyPtr = nil
 	var lockSet []int
@@ -186,9 +188,9 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	if !ok {
 		return
 	}
-	end := time.Now()
-	c.clock = end
-	d := end.Sub(start)
+	end := time.Since(c.clockBase)
+	c.clockOff = end
+	d := end - start
 	cmd.Stats.Calls.AddAt(c.ID, 1)
 	cmd.Stats.Usec.AddAt(c.ID, int64(d/time.Microsecond))
 	s.afterCall(c, cmd, args, d)

@@ -67,7 +67,7 @@ func (tc *testClient) do(args ...string) string {
 		bs[i] = []byte(a)
 	}
 	tc.c.out.B = tc.c.out.B[:0]
-	tc.c.clock = time.Now()
+	tc.c.setClock(time.Now())
 	tc.s.execute(tc.c, bs)
 	return string(tc.c.out.B)
 }

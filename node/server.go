@@ -364,7 +364,7 @@ func (s *Server) serveConn(conn net.Conn) {
 			continue
 		}
 		p.MaxBulk = s.maxBulk.Load()
-		c.clock = time.Now()
+		c.setClock(time.Now())
 		for start < end {
 			p.Unauthenticated = !c.Auth
 			args, used, more, perr := p.Next(buf[start:end])
