@@ -413,7 +413,7 @@ func cmdClusterReset(x *Ctx) {
 			return
 		}
 	} else if len(x.Args) > 3 {
-		x.W.Error(errArity("cluster|reset"))
+		clusterSubcommandError(x)
 		return
 	}
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
