@@ -50,6 +50,16 @@ func TestClusterDiff(t *testing.T) {
 	}
 	t.Run("migrating", func(t *testing.T) { d.t = t; d.migrating() })
 	t.Run("replica", func(t *testing.T) { d.t = t; d.replica() })
+	t.Run("bumpepoch", func(t *testing.T) {
+		d.t = t
+		// Node 2 holds the highest config epoch (3): it keeps it; node 0
+		// (epoch 1) takes a new one. Last, as it changes the epochs.
+		d.check("bumpepoch-still", 2, 2, norm{}, "CLUSTER", "BUMPEPOCH")
+		d.check("bumpepoch-bumped", 0, 2, norm{}, "CLUSTER", "BUMPEPOCH")
+		d.check("bumpepoch-arity", 0, 3, norm{}, "CLUSTER", "BUMPEPOCH", "x")
+		d.check("bumpepoch-info", 0, 3, norm{infoStats: true}, "CLUSTER", "INFO")
+		d.check("bumpepoch-nodes", 0, 3, norm{nodesText: true}, "CLUSTER", "NODES")
+	})
 	d.t = t
 	d.reportAllowed()
 	t.Logf("TestClusterDiff took %v", time.Since(start).Round(time.Millisecond))
@@ -532,6 +542,10 @@ func (d *clusterDiff) errors(proto int) {
 	// on node 0 for a moment, then give it back.
 	c("delslots-own", "CLUSTER", "DELSLOTS", "300")
 	c("delslots-unassigned", "CLUSTER", "DELSLOTS", "300")
+	d.check("delslots-info", 0, proto, norm{infoStats: true}, "CLUSTER", "INFO")
+	c("delslots-get-down", "GET", slotKey(300, "k"))
+	c("delslots-get-down", "GET", slotKey(6000, "k"))
+	c("delslots-countkeys", "CLUSTER", "COUNTKEYSINSLOT", "300")
 	c("delslotsrange-unassigned", "CLUSTER", "DELSLOTSRANGE", "299", "300")
 	c("addslots-dup", "CLUSTER", "ADDSLOTS", "300", "300")
 	c("addslotsrange-dup", "CLUSTER", "ADDSLOTSRANGE", "300", "300", "300", "300")
