@@ -37,9 +37,16 @@ func replyOutputs(x *Ctx, cn *clusterNode, outs []gossip.Output, err error) {
 	x.W.OK()
 }
 
+// clusterSubcommandError answers a CLUSTER subcommand whose argument count
+// passed the table's arity but fits none of its forms: redis-server names
+// the subcommand as the client typed it.
+func clusterSubcommandError(x *Ctx) {
+	x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sanitize(x.Arg(1), 128) + "'. Try CLUSTER HELP.")
+}
+
 func cmdClusterMeet(x *Ctx) {
 	if len(x.Args) > 5 {
-		x.W.Error(errArity("cluster|meet"))
+		clusterSubcommandError(x)
 		return
 	}
 	ip := x.Arg(2)
@@ -406,7 +413,7 @@ func cmdClusterReset(x *Ctx) {
 			return
 		}
 	} else if len(x.Args) > 3 {
-		x.W.Error(errArity("cluster|reset"))
+		clusterSubcommandError(x)
 		return
 	}
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
