@@ -40,13 +40,10 @@ func replyOutputs(x *Ctx, cn *clusterNode, outs []gossip.Output, err error) {
 // clusterSubcommandError answers a CLUSTER subcommand whose argument count
 // passed the table's arity but fits none of its forms: redis-server names
 // the subcommand as the client typed it.
-func clusterSubcommandError(x *Ctx) {
-	x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sanitize(x.Arg(1), 128) + "'. Try CLUSTER HELP.")
-}
 
 func cmdClusterMeet(x *Ctx) {
 	if len(x.Args) > 5 {
-		clusterSubcommandError(x)
+		subcommandError(x)
 		return
 	}
 	ip := x.Arg(2)
@@ -413,7 +410,7 @@ func cmdClusterReset(x *Ctx) {
 			return
 		}
 	} else if len(x.Args) > 3 {
-		clusterSubcommandError(x)
+		subcommandError(x)
 		return
 	}
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {

@@ -133,7 +133,7 @@ func TestSlowlog(t *testing.T) {
 		t.Errorf("SLOWLOG GET: %q", got)
 	}
 	tc.expect("-ERR count should be greater than or equal to -1|", "SLOWLOG", "GET", "-2")
-	tc.expect("-ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.|", "SLOWLOG", "GET", "1", "2")
+	tc.expect("-ERR unknown subcommand or wrong number of arguments for 'GET'. Try SLOWLOG HELP.|", "SLOWLOG", "GET", "1", "2")
 	long := strings.Repeat("x", 200)
 	tc.do("ECHO", long)
 	got = tc.do("SLOWLOG", "GET", "1")

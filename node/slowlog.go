@@ -102,8 +102,9 @@ func cmdContainerHelp(x *Ctx) {
 }
 
 func subcommandError(x *Ctx) {
-	parent, sub, _ := strings.Cut(x.Cmd.Name, "|")
-	x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sub + "'. Try " + strings.ToUpper(parent) + " HELP.")
+	// The subcommand is echoed as the client typed it, as redis-server does.
+	parent, _, _ := strings.Cut(x.Cmd.Name, "|")
+	x.W.Error("ERR unknown subcommand or wrong number of arguments for '" + sanitize(x.Arg(1), 128) + "'. Try " + strings.ToUpper(parent) + " HELP.")
 }
 
 func cmdSlowlogGet(x *Ctx) {
