@@ -8,14 +8,16 @@
 # run REPS times per cluster, alternating (redis, slotd, redis, ...), and the
 # median is reported.
 #
-# Environment: N=100000 requests per run, CLIENTS=50, REPS=3, BUS_SECONDS=20,
+# Environment: N=200000 requests per run at -P 1, N16=2000000 at -P 16,
+# CLIENTS=50, REPS=3, BUS_SECONDS=20,
 # BASE=21800 (redis uses BASE.., slotd BASE+10.., the 6-node cluster BASE+20..;
 # bus ports are +10000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
-N=${N:-100000}
+N=${N:-200000}
+N16=${N16:-2000000}
 CLIENTS=${CLIENTS:-50}
 REPS=${REPS:-3}
 BUS_SECONDS=${BUS_SECONDS:-20}
@@ -74,14 +76,16 @@ make_cluster() { # kind first_port count
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 run() { # port test pipeline -> "rps p50 p99"
-	redis-benchmark -p "$1" --cluster -t "$2" -c "$CLIENTS" -n "$N" -P "$3" --csv 2>/dev/null |
+	local n=$N
+	[ "$3" = 1 ] || n=$N16
+	redis-benchmark -p "$1" --cluster -t "$2" -c "$CLIENTS" -n "$n" -P "$3" --csv 2>/dev/null |
 		tr -d '"' | awk -F, -v t="${2^^}" '$1 == t {print $2, $5, $7; exit}'
 }
 
 make_cluster redis "$BASE" 3
 make_cluster slotd $((BASE + 10)) 3
 
-echo "## Cluster: 3 masters, redis-benchmark --cluster -c $CLIENTS -n $N"
+echo "## Cluster: 3 masters, redis-benchmark --cluster -c $CLIENTS -n <$N at -P 1, $N16 at -P 16>"
 echo
 echo "| test | -P | redis rps | slotd rps | ratio | redis p50/p99 ms | slotd p50/p99 ms |"
 echo "|---|---|---|---|---|---|---|"

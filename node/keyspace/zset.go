@@ -146,8 +146,9 @@ func (z *ZSet) Insert(m string, score float64) *ZNode {
 	if !z.big && (len(z.all)+1 > l.ZSetMaxListpackEntries || len(m) > l.ZSetMaxListpackValue) {
 		z.big = true
 	}
-	n := &ZNode{Member: m}
-	z.link(n, z.canon(score), len(z.all))
+	lvl := randomLevel()
+	n := newZNode(m, lvl)
+	z.linkLevel(n, z.canon(score), len(z.all), lvl)
 	n.pos = len(z.all)
 	z.all = append(z.all, n)
 	z.dict[m] = n
@@ -158,6 +159,42 @@ func (z *ZSet) Insert(m string, score float64) *ZNode {
 // link puts n into the skiplist, which holds length other nodes, at score
 // with a fresh height.
 func (z *ZSet) link(n *ZNode, score float64, length int) {
+	z.linkLevel(n, score, length, randomLevel())
+}
+
+// newZNode allocates a node together with room for lvl levels, so that a
+// walk through the list touches one object per node, not two. The levels
+// come first: for the common one- and two-level nodes, level 0, the member
+// and the score then share a cache line.
+func newZNode(m string, lvl int) *ZNode {
+	switch {
+	case lvl <= 1:
+		p := &struct {
+			a [1]zLevel
+			n ZNode
+		}{}
+		p.n.Member, p.n.lv = m, p.a[:0]
+		return &p.n
+	case lvl <= 2:
+		p := &struct {
+			a [2]zLevel
+			n ZNode
+		}{}
+		p.n.Member, p.n.lv = m, p.a[:0]
+		return &p.n
+	case lvl <= 4:
+		p := &struct {
+			a [4]zLevel
+			n ZNode
+		}{}
+		p.n.Member, p.n.lv = m, p.a[:0]
+		return &p.n
+	}
+	return &ZNode{Member: m}
+}
+
+// linkLevel is link with a given height.
+func (z *ZSet) linkLevel(n *ZNode, score float64, length int, lvl int) {
 	var update [zMaxLevel]*ZNode
 	var rank [zMaxLevel]int
 	x := z.head
@@ -171,7 +208,6 @@ func (z *ZSet) link(n *ZNode, score float64, length int) {
 		}
 		update[i] = x
 	}
-	lvl := randomLevel()
 	if lvl > z.level {
 		for i := z.level; i < lvl; i++ {
 			rank[i] = 0
