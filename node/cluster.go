@@ -1,8 +1,10 @@
 package node
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -43,6 +45,9 @@ type clusterNode struct {
 	start  time.Time
 
 	badFrames atomic.Int64
+	// lastSig is the signature of the view the current Route was built
+	// from (loop goroutine only).
+	lastSig uint64
 	// info is CLUSTER INFO's text, rebuilt with the routing snapshot so
 	// that INFO does not wait for the loop.
 	info atomic.Pointer[string]
@@ -280,13 +285,72 @@ func (cn *clusterNode) loop() {
 				cn.apply(cn.st.Step(time.Now().UnixMilli(), m.Hdr().Sender, m))
 				f = rest
 			}
+			cn.publishIfChanged()
 		case <-t.C:
 			cn.apply(cn.st.Tick(time.Now().UnixMilli()))
+			cn.publishIfChanged()
+			info := cn.infoText()
+			cn.info.Store(&info)
 		case fn := <-cn.cmds:
 			fn()
+			cn.publish()
 		}
+	}
+}
+
+// publishIfChanged republishes the routing snapshot when the view that
+// routing depends on changed: most bus messages change nothing, and a
+// rebuild walks all 16384 slots.
+func (cn *clusterNode) publishIfChanged() {
+	if sig := cn.signature(); sig != cn.lastSig {
 		cn.publish()
 	}
+}
+
+// signature summarises what a Route is built from: the cluster state, the
+// epochs, every node's address, flags, master and slot count, and the open
+// slots. A change of slot owners always changes a config epoch or a count.
+func (cn *clusterNode) signature() uint64 {
+	st := cn.st
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	put(uint64(st.Status))
+	put(st.CurrentEpoch)
+	for _, id := range st.Order() {
+		n := st.Nodes[id]
+		if n == nil {
+			continue
+		}
+		h.Write([]byte(n.ID))
+		h.Write([]byte(n.IP))
+		h.Write([]byte(n.Master))
+		h.Write([]byte(n.Hostname))
+		put(uint64(n.Port))
+		put(uint64(n.Flags))
+		put(n.ConfigEpoch)
+		put(uint64(n.NumSlots))
+	}
+	// Open slots are summed, so that map order does not matter.
+	var open uint64
+	for slot, id := range st.Migrating {
+		open += openSlotHash(slot, id)
+	}
+	for slot, id := range st.Importing {
+		open += openSlotHash(slot|1<<20, id)
+	}
+	put(open)
+	return h.Sum64()
+}
+
+func openSlotHash(slot int, id gossip.NodeID) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte{byte(slot), byte(slot >> 8), byte(slot >> 16)})
+	h.Write([]byte(id))
+	return h.Sum64()
 }
 
 // do runs fn on the loop goroutine and waits for it.
@@ -399,6 +463,7 @@ func (cn *clusterNode) publish() {
 		}
 	}
 	cn.s.SetRoute(r)
+	cn.lastSig = cn.signature()
 	info := cn.infoText()
 	cn.info.Store(&info)
 }
