@@ -171,6 +171,28 @@ func TestClusterCreateRouteRestart(t *testing.T) {
 	ms[2].tc.expect("-ERR CLUSTER RESET can't be called with master nodes containing keys|", "CLUSTER", "RESET")
 	ms[0].tc.expect("-ERR Invalid TCP base port specified: x|", "CLUSTER", "MEET", "127.0.0.1", "x")
 
+	// A newer claim takes slot 12182 from the third node: it must drop the
+	// slot's keys. The first node assigns the slot to itself and takes a
+	// new config epoch; the third learns of it by gossip (or an UPDATE).
+	ms[2].tc.expect("+OK|", "SET", "{foo}2", "v")
+	ms[2].tc.expect(":2|", "CLUSTER", "COUNTKEYSINSLOT", "12182")
+	id0 := bulkText(ms[0].tc.do("CLUSTER", "MYID"))
+	ms[0].tc.expect("+OK|", "CLUSTER", "SETSLOT", "12182", "NODE", id0)
+	if r := ms[0].tc.do("CLUSTER", "BUMPEPOCH"); !strings.HasPrefix(r, "+BUMPED") && !strings.HasPrefix(r, "+STILL") {
+		t.Fatalf("BUMPEPOCH: %q", r)
+	}
+	waitUntil(t, "the third node to lose slot 12182 and drop its keys", 10*time.Second, func() bool {
+		return ms[2].tc.do("CLUSTER", "COUNTKEYSINSLOT", "12182") == ":0\r\n"
+	})
+	ms[2].tc.expect("-MOVED 12182 127.0.0.1:"+strconv.Itoa(ports[0])+"|", "GET", "foo")
+	// Give the slot back so that the rest of the test sees the first layout.
+	ms[2].tc.expect("+OK|", "CLUSTER", "SETSLOT", "12182", "NODE", id2)
+	ms[2].tc.do("CLUSTER", "BUMPEPOCH")
+	waitUntil(t, "slot 12182 to return to the third node", 10*time.Second, func() bool {
+		return strings.Contains(ms[0].tc.do("GET", "foo"), "MOVED 12182 127.0.0.1:"+strconv.Itoa(ports[2]))
+	})
+	ms[2].tc.expect("+OK|", "SET", "foo", "bar")
+
 	// A second process cannot use the same config file.
 	cfg, _ := config.Load([]string{"--port", strconv.Itoa(ports[2]), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
 		"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(ports[2])+".conf")})

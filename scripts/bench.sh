@@ -194,6 +194,8 @@ cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 		echo
 	fi
 	echo "A test that slotd does not implement yet shows \`-\` (redis-benchmark got errors)."
+	echo
+	echo "Cluster figures: [BENCHMARKS-cluster.md](BENCHMARKS-cluster.md) (\`make bench-cluster\`). Where the time goes and what is left: the Performance section of [design.md](design.md)."
 } >"$work/report.md"
 mkdir -p "$(dirname "$OUT")"
 cp "$work/report.md" "$OUT"
