@@ -13,7 +13,7 @@ vet:
 
 # Unit tests and e2e tests (real slotd, redis-server and redis-cli), all with
 # the race detector. The e2e tests need scripts/install-deps.sh first.
-test:
+test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
 	$(MAKE) slotctl-on-slotd
