@@ -424,19 +424,8 @@ func cmdSInterCard(x *Ctx) {
 		return
 	}
 	keys := x.Args[2 : 2+n]
-	var limit int64
-	for i := 2 + int(n); i < len(x.Args); i++ {
-		if equalFold(x.Args[i], "limit") && i+1 < len(x.Args) {
-			l, ok := ParseInt(x.Args[i+1])
-			if !ok || l < 0 {
-				x.W.Error(errLimitNegative)
-				return
-			}
-			limit = l
-			i++
-			continue
-		}
-		x.W.Error(ErrSyntax)
+	limit, ok := parseCardLimit(x, 2+int(n))
+	if !ok {
 		return
 	}
 	sets, ok := readSets(x, keys, false)
@@ -616,4 +605,25 @@ func equalFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// parseCardLimit reads the options of SINTERCARD and ZINTERCARD after the
+// keys: only LIMIT <n>, n >= 0 (0 means no limit). It replies and returns
+// ok=false on a bad option.
+func parseCardLimit(x *Ctx, from int) (limit int64, ok bool) {
+	for i := from; i < len(x.Args); i++ {
+		if equalFold(x.Args[i], "limit") && i+1 < len(x.Args) {
+			l, ok := ParseInt(x.Args[i+1])
+			if !ok || l < 0 {
+				x.W.Error(errLimitNegative)
+				return 0, false
+			}
+			limit = l
+			i++
+			continue
+		}
+		x.W.Error(ErrSyntax)
+		return 0, false
+	}
+	return limit, true
 }

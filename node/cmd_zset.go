@@ -1243,19 +1243,8 @@ func cmdZInterCard(x *Ctx) {
 		return
 	}
 	keys := x.Args[2 : 2+n]
-	var limit int64
-	for i := 2 + int(n); i < len(x.Args); i++ {
-		if equalFold(x.Args[i], "limit") && i+1 < len(x.Args) {
-			l, ok := ParseInt(x.Args[i+1])
-			if !ok || l < 0 {
-				x.W.Error(errLimitNegative)
-				return
-			}
-			limit = l
-			i++
-			continue
-		}
-		x.W.Error(ErrSyntax)
+	limit, ok := parseCardLimit(x, 2+int(n))
+	if !ok {
 		return
 	}
 	srcs := make([]zsrc, len(keys))
