@@ -141,6 +141,15 @@ func TestClusterDocker(t *testing.T) {
 			}
 			return true, ""
 		})
+		// The unmodified redis-cli, from the host, against the containers.
+		if cli, err := exec.LookPath("redis-cli"); err == nil {
+			out, err := exec.Command(cli, "--cluster", "check", addrs[0]).CombinedOutput()
+			for _, want := range checkOK {
+				if err != nil || !strings.Contains(string(out), want) {
+					t.Errorf("redis-cli --cluster check %s: %v, want %q in:\n%s", addrs[0], err, want, out)
+				}
+			}
+		}
 		out := mustCmd(t, addrs[0], "CLUSTER", "NODES")
 		for _, a := range addrs {
 			if !regexp.MustCompile(`(?m) ` + regexp.QuoteMeta(a) + `@16379 `).MatchString(out) {
