@@ -450,7 +450,8 @@ func (z *ZSet) FirstInScore(r *ScoreRange) *ZNode {
 	if r.Empty() {
 		return nil
 	}
-	x := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Score) }).next
+	x, _ := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Score) })
+	x = x.next
 	if x == nil || !r.belowMax(x.Score) {
 		return nil
 	}
@@ -458,20 +459,76 @@ func (z *ZSet) FirstInScore(r *ScoreRange) *ZNode {
 }
 
 // lastWhere returns the last node for which in holds, or the head when it
-// holds for none; in must hold for a prefix of the set and fail after it.
-func (z *ZSet) lastWhere(in func(*ZNode) bool) *ZNode {
+// holds for none, and the number of nodes up to it; in must hold for a
+// prefix of the set and fail after it.
+func (z *ZSet) lastWhere(in func(*ZNode) bool) (*ZNode, int) {
 	x := z.head
+	rank := 0
 	for i := z.level - 1; i >= 1; i-- {
 		l := x.up(i)
 		for l.next != nil && in(l.next) {
+			rank += l.span
 			x = l.next
 			l = x.up(i)
 		}
 	}
 	for x.next != nil && in(x.next) {
+		rank++
 		x = x.next
 	}
-	return x
+	return x, rank
+}
+
+// ZSpan is the run of members a range selects, in set order: the first and
+// last node and their 0-based ranks. First and Last are nil when the range
+// selects nothing.
+type ZSpan struct {
+	First, Last         *ZNode
+	FirstRank, LastRank int
+}
+
+// Len returns the number of members in s.
+func (s ZSpan) Len() int {
+	if s.First == nil || s.Last == nil {
+		return 0
+	}
+	return max(s.LastRank-s.FirstRank+1, 0)
+}
+
+// ScoreSpan returns the members whose score is in r, found with two
+// descents that count ranks on the way (no separate Rank lookups).
+func (z *ZSet) ScoreSpan(r *ScoreRange) ZSpan {
+	if r.Empty() {
+		return ZSpan{}
+	}
+	a, ra := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Score) })
+	if a.next == nil || !r.belowMax(a.next.Score) {
+		return ZSpan{}
+	}
+	b, rb := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Score) })
+	return ZSpan{First: a.next, FirstRank: ra, Last: b, LastRank: rb - 1}
+}
+
+// LexSpan returns the members inside r; see FirstInLex for sets whose
+// scores differ.
+func (z *ZSet) LexSpan(r *LexRange) ZSpan {
+	if r.Empty() {
+		return ZSpan{}
+	}
+	if !z.big {
+		// At most zset-max-listpack-entries members: ranking them is cheap.
+		f, l := z.FirstInLex(r), z.LastInLex(r)
+		if f == nil || l == nil {
+			return ZSpan{}
+		}
+		return ZSpan{First: f, FirstRank: z.Rank(f), Last: l, LastRank: z.Rank(l)}
+	}
+	a, ra := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Member) })
+	if a.next == nil || !r.belowMax(a.next.Member) {
+		return ZSpan{}
+	}
+	b, rb := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Member) })
+	return ZSpan{First: a.next, FirstRank: ra, Last: b, LastRank: rb - 1}
 }
 
 // LastInScore returns the highest member whose score is in r, or nil.
@@ -479,7 +536,7 @@ func (z *ZSet) LastInScore(r *ScoreRange) *ZNode {
 	if r.Empty() {
 		return nil
 	}
-	x := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Score) })
+	x, _ := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Score) })
 	if x == z.head || !r.aboveMin(x.Score) {
 		return nil
 	}
@@ -561,7 +618,8 @@ func (z *ZSet) FirstInLex(r *LexRange) *ZNode {
 		}
 		return nil
 	}
-	x := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Member) }).next
+	x, _ := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Member) })
+	x = x.next
 	if x == nil || !r.belowMax(x.Member) {
 		return nil
 	}
@@ -588,7 +646,7 @@ func (z *ZSet) LastInLex(r *LexRange) *ZNode {
 		}
 		return nil
 	}
-	x := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Member) })
+	x, _ := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Member) })
 	if x == z.head || !r.aboveMin(x.Member) {
 		return nil
 	}

@@ -96,11 +96,71 @@ func TestZSetAgainstReference(t *testing.T) {
 			}
 		}
 		f, l := z.FirstInScore(&sr), z.LastInScore(&sr)
+		sp := z.ScoreSpan(&sr)
+		if sp.First != f || sp.Last != l {
+			t.Fatalf("ScoreSpan %+v nodes differ from First/LastInScore", sr)
+		}
+		if first != nil && (sp.FirstRank != z.Rank(f) || sp.LastRank != z.Rank(l) || sp.Len() != z.Rank(l)-z.Rank(f)+1) {
+			t.Fatalf("ScoreSpan %+v ranks %d..%d", sr, sp.FirstRank, sp.LastRank)
+		}
+		if first == nil && sp.Len() != 0 {
+			t.Fatalf("ScoreSpan %+v not empty", sr)
+		}
 		if (first == nil) != (f == nil) || (first != nil && f.Member != first.m) {
 			t.Fatalf("FirstInScore %+v wrong", sr)
 		}
 		if (last == nil) != (l == nil) || (last != nil && l.Member != last.m) {
 			t.Fatalf("LastInScore %+v wrong", sr)
+		}
+	}
+}
+
+// TestZSetLexSpan compares LexSpan with a sorted slice on sets whose scores
+// are all equal, below and above the listpack limit.
+func TestZSetLexSpan(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	for _, size := range []int{5, 100, 1000} {
+		z := NewZSet()
+		var ms []string
+		for len(ms) < size {
+			m := fmt.Sprintf("%03x", r.IntN(4096))
+			if z.Add([]byte(m), 1) {
+				ms = append(ms, m)
+			}
+		}
+		slices.Sort(ms)
+		bound := func() LexBound {
+			switch r.IntN(8) {
+			case 0:
+				return LexBound{Inf: -1}
+			case 1:
+				return LexBound{Inf: 1}
+			}
+			return LexBound{Value: fmt.Sprintf("%03x", r.IntN(4096)), Ex: r.IntN(2) == 0}
+		}
+		for k := 0; k < 300; k++ {
+			lr := LexRange{Min: bound(), Max: bound()}
+			lo, hi := -1, -1
+			for i, m := range ms {
+				if lr.Contains(m) {
+					if lo < 0 {
+						lo = i
+					}
+					hi = i
+				}
+			}
+			sp := z.LexSpan(&lr)
+			if lo < 0 {
+				if sp.Len() != 0 {
+					t.Fatalf("size %d %+v: %d members, want none", size, lr, sp.Len())
+				}
+				continue
+			}
+			if sp.FirstRank != lo || sp.LastRank != hi || sp.First.Member != ms[lo] || sp.Last.Member != ms[hi] {
+				t.Fatalf("size %d %+v: ranks %d..%d want %d..%d", size, lr, sp.FirstRank, sp.LastRank, lo, hi)
+			}
 		}
 	}
 }
