@@ -460,7 +460,7 @@ func cmdZCount(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	x.W.Int(int64(countBetween(z, z.FirstInScore(&r), z.LastInScore(&r))))
+	x.W.Int(int64(z.ScoreSpan(&r).Len()))
 }
 
 func cmdZLexCount(x *Ctx) {
@@ -477,16 +477,7 @@ func cmdZLexCount(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	x.W.Int(int64(countBetween(z, z.FirstInLex(&r), z.LastInLex(&r))))
-}
-
-// countBetween counts the members from first to last inclusive (nil: none).
-func countBetween(z *keyspace.ZSet, first, last *keyspace.ZNode) int {
-	if first == nil || last == nil {
-		return 0
-	}
-	n := z.Rank(last) - z.Rank(first) + 1
-	return max(n, 0)
+	x.W.Int(int64(z.LexSpan(&r).Len()))
 }
 
 // Kinds of ZRANGE.
@@ -558,7 +549,9 @@ func zrangeCollect(x *Ctx, z *keyspace.ZSet, sp *zrangeSpec, count func(n int), 
 	if sp.rev && sp.by != byRank {
 		min, max = max, min
 	}
-	var first, last *keyspace.ZNode
+	// span's ranks come from the searches that find its ends, so the count
+	// and the first node to emit cost no further descents.
+	var span keyspace.ZSpan
 	switch sp.by {
 	case byRank:
 		start, ok1 := ParseInt(min)
@@ -589,9 +582,13 @@ func zrangeCollect(x *Ctx, z *keyspace.ZSet, sp *zrangeSpec, count func(n int), 
 			stop = n - 1
 		}
 		if sp.rev {
-			first, last = z.ByRank(int(n-1-stop)), z.ByRank(int(n-1-start))
+			span.FirstRank, span.LastRank = int(n-1-stop), int(n-1-start)
+			span.Last = z.ByRank(span.LastRank)
+			span.First = span.Last // only the end the walk starts from is needed
 		} else {
-			first, last = z.ByRank(int(start)), z.ByRank(int(stop))
+			span.FirstRank, span.LastRank = int(start), int(stop)
+			span.First = z.ByRank(span.FirstRank)
+			span.Last = span.First
 		}
 	case byScore:
 		r, ok := parseScoreRange(min, max)
@@ -600,7 +597,7 @@ func zrangeCollect(x *Ctx, z *keyspace.ZSet, sp *zrangeSpec, count func(n int), 
 			return false
 		}
 		if z != nil {
-			first, last = z.FirstInScore(&r), z.LastInScore(&r)
+			span = z.ScoreSpan(&r)
 		}
 	case byLex:
 		r, ok := parseLexRange(min, max)
@@ -609,13 +606,10 @@ func zrangeCollect(x *Ctx, z *keyspace.ZSet, sp *zrangeSpec, count func(n int), 
 			return false
 		}
 		if z != nil {
-			first, last = z.FirstInLex(&r), z.LastInLex(&r)
+			span = z.LexSpan(&r)
 		}
 	}
-	total := 0
-	if z != nil {
-		total = countBetween(z, first, last)
-	}
+	total := span.Len()
 	if total == 0 || sp.offset < 0 || (sp.by != byRank && sp.offset >= int64(total)) {
 		count(0)
 		return true
@@ -629,11 +623,14 @@ func zrangeCollect(x *Ctx, z *keyspace.ZSet, sp *zrangeSpec, count func(n int), 
 	if n == 0 {
 		return true
 	}
-	var node *keyspace.ZNode
-	if sp.rev {
-		node = z.ByRank(z.Rank(last) - skip)
-	} else {
-		node = z.ByRank(z.Rank(first) + skip)
+	node := span.First
+	switch {
+	case sp.rev && skip == 0:
+		node = span.Last
+	case sp.rev:
+		node = z.ByRank(span.LastRank - skip)
+	case skip > 0:
+		node = z.ByRank(span.FirstRank + skip)
 	}
 	for ; n > 0 && node != nil; n-- {
 		emit(node)

@@ -3,6 +3,7 @@ package keyspace
 import (
 	"math"
 	"math/rand/v2"
+	"unsafe"
 )
 
 // zMaxLevel bounds the skiplist height; with p = 1/4 it is enough for 2^64
@@ -11,21 +12,46 @@ const zMaxLevel = 32
 
 // ZNode is one member of a sorted set. Member and Score are read-only for
 // callers: change a score with ZSet.SetScore.
+//
+// A hop along the skiplist reads a link and then the Score of the node it
+// leads to, so the layout keeps both close: the level-0 link is the first
+// field, next to Score, and the links of levels 1..h-1 follow the node in
+// the same allocation at a fixed offset (see newZNode and up), without a
+// slice header to load first. Level 0's span is always 1 and is not stored.
 type ZNode struct {
-	Member string
+	next   *ZNode
 	Score  float64
+	Member string
 	back   *ZNode
-	pos    int // index in ZSet.all
-	lv     []zLevel
+	pos    uint32 // index in ZSet.all, low bits
+	posHi  uint16 // and high bits: 48 in all, no larger node
+	h      uint8  // number of levels, 1..zMaxLevel (0: not made by newZNode)
 }
 
+// zLevel is a link of level 1 or higher.
 type zLevel struct {
 	next *ZNode
 	span int // number of level-0 steps this link jumps over
 }
 
+const (
+	zNodeSize  = unsafe.Sizeof(ZNode{})
+	zLevelSize = unsafe.Sizeof(zLevel{})
+)
+
+// up returns n's link at level i, 1 <= i < n.h. The links sit right after
+// the node in the allocation newZNode made, so the address stays inside it
+// (as checkptr requires) for every valid i.
+func (n *ZNode) up(i int) *zLevel {
+	return (*zLevel)(unsafe.Add(unsafe.Pointer(n), zNodeSize+uintptr(i-1)*zLevelSize))
+}
+
+func (n *ZNode) index() int { return int(n.pos) | int(n.posHi)<<32 }
+
+func (n *ZNode) setIndex(i int) { n.pos, n.posHi = uint32(i), uint16(i>>32) }
+
 // Next returns the following member in (score, member) order, or nil.
-func (n *ZNode) Next() *ZNode { return n.lv[0].next }
+func (n *ZNode) Next() *ZNode { return n.next }
 
 // Prev returns the preceding member, or nil.
 func (n *ZNode) Prev() *ZNode { return n.back }
@@ -55,7 +81,7 @@ var _ Object = (*ZSet)(nil)
 // NewZSet returns an empty sorted set.
 func NewZSet() *ZSet {
 	return &ZSet{
-		head:  &ZNode{lv: make([]zLevel, zMaxLevel)},
+		head:  newZNode("", zMaxLevel),
 		level: 1,
 		dict:  make(map[string]*ZNode),
 	}
@@ -113,7 +139,7 @@ func (z *ZSet) Score(m []byte) (float64, bool) {
 }
 
 // First returns the lowest member, or nil.
-func (z *ZSet) First() *ZNode { return z.head.lv[0].next }
+func (z *ZSet) First() *ZNode { return z.head.next }
 
 // Last returns the highest member, or nil.
 func (z *ZSet) Last() *ZNode { return z.tail }
@@ -146,127 +172,146 @@ func (z *ZSet) Insert(m string, score float64) *ZNode {
 	if !z.big && (len(z.all)+1 > l.ZSetMaxListpackEntries || len(m) > l.ZSetMaxListpackValue) {
 		z.big = true
 	}
-	lvl := randomLevel()
-	n := newZNode(m, lvl)
-	z.linkLevel(n, z.canon(score), len(z.all), lvl)
-	n.pos = len(z.all)
+	n := newZNode(m, randomLevel())
+	z.link(n, z.canon(score), len(z.all))
+	n.setIndex(len(z.all))
 	z.all = append(z.all, n)
 	z.dict[m] = n
 	z.bytes += len(m)
 	return n
 }
 
-// link puts n into the skiplist, which holds length other nodes, at score
-// with a fresh height.
-func (z *ZSet) link(n *ZNode, score float64, length int) {
-	z.linkLevel(n, score, length, randomLevel())
-}
+// Allocation classes of newZNode: a node and the links of its levels 1..k-1.
+type (
+	zNode2 struct {
+		n  ZNode
+		up [1]zLevel
+	}
+	zNode4 struct {
+		n  ZNode
+		up [3]zLevel
+	}
+	zNode8 struct {
+		n  ZNode
+		up [7]zLevel
+	}
+	zNode16 struct {
+		n  ZNode
+		up [15]zLevel
+	}
+	zNode32 struct {
+		n  ZNode
+		up [zMaxLevel - 1]zLevel
+	}
+)
 
-// newZNode allocates a node together with room for lvl levels, so that a
-// walk through the list touches one object per node, not two. The levels
-// come first: for the common one- and two-level nodes, level 0, the member
-// and the score then share a cache line.
-func newZNode(m string, lvl int) *ZNode {
+// newZNode allocates a node of h levels together with its links, in the
+// smallest class that holds them; a node keeps its height for life.
+func newZNode(m string, h int) *ZNode {
+	var n *ZNode
 	switch {
-	case lvl <= 1:
-		p := &struct {
-			a [1]zLevel
-			n ZNode
-		}{}
-		p.n.Member, p.n.lv = m, p.a[:0]
-		return &p.n
-	case lvl <= 2:
-		p := &struct {
-			a [2]zLevel
-			n ZNode
-		}{}
-		p.n.Member, p.n.lv = m, p.a[:0]
-		return &p.n
-	case lvl <= 4:
-		p := &struct {
-			a [4]zLevel
-			n ZNode
-		}{}
-		p.n.Member, p.n.lv = m, p.a[:0]
-		return &p.n
+	case h <= 1:
+		n = &ZNode{}
+	case h <= 2:
+		n = &new(zNode2).n
+	case h <= 4:
+		n = &new(zNode4).n
+	case h <= 8:
+		n = &new(zNode8).n
+	case h <= 16:
+		n = &new(zNode16).n
+	default:
+		n = &new(zNode32).n
 	}
-	return &ZNode{Member: m}
+	n.Member, n.h = m, uint8(h)
+	return n
 }
 
-// linkLevel is link with a given height.
-func (z *ZSet) linkLevel(n *ZNode, score float64, length int, lvl int) {
-	var update [zMaxLevel]*ZNode
+// link puts n into the skiplist, which holds length other nodes, at score.
+// The search keeps, per level, the last link before n's place and the rank
+// reached there; level 0 needs only the node, since its span is always 1.
+func (z *ZSet) link(n *ZNode, score float64, length int) {
+	var update [zMaxLevel]*zLevel
 	var rank [zMaxLevel]int
+	h := int(n.h)
 	x := z.head
-	for i := z.level - 1; i >= 0; i-- {
-		if i < z.level-1 {
-			rank[i] = rank[i+1]
+	r := 0
+	for i := z.level - 1; i >= 1; i-- {
+		l := x.up(i)
+		for l.next != nil && zLess(l.next, score, n.Member) {
+			r += l.span
+			x = l.next
+			l = x.up(i)
 		}
-		for x.lv[i].next != nil && zLess(x.lv[i].next, score, n.Member) {
-			rank[i] += x.lv[i].span
-			x = x.lv[i].next
-		}
-		update[i] = x
+		rank[i] = r
+		update[i] = l
 	}
-	if lvl > z.level {
-		for i := z.level; i < lvl; i++ {
+	for x.next != nil && zLess(x.next, score, n.Member) {
+		r++
+		x = x.next
+	}
+	if h > z.level {
+		for i := z.level; i < h; i++ {
+			update[i] = z.head.up(i)
+			update[i].span = length
 			rank[i] = 0
-			update[i] = z.head
-			z.head.lv[i].span = length
 		}
-		z.level = lvl
+		z.level = h
 	}
 	n.Score = score
-	if cap(n.lv) >= lvl {
-		n.lv = n.lv[:lvl]
-	} else {
-		n.lv = make([]zLevel, lvl)
+	n.next = x.next
+	x.next = n
+	for i := 1; i < h; i++ {
+		u, l := update[i], n.up(i)
+		l.next = u.next
+		u.next = n
+		l.span = u.span - (r - rank[i])
+		u.span = r - rank[i] + 1
 	}
-	for i := 0; i < lvl; i++ {
-		n.lv[i].next = update[i].lv[i].next
-		update[i].lv[i].next = n
-		n.lv[i].span = update[i].lv[i].span - (rank[0] - rank[i])
-		update[i].lv[i].span = rank[0] - rank[i] + 1
+	for i := h; i < z.level; i++ {
+		update[i].span++
 	}
-	for i := lvl; i < z.level; i++ {
-		update[i].lv[i].span++
-	}
-	if update[0] != z.head {
-		n.back = update[0]
+	if x != z.head {
+		n.back = x
 	} else {
 		n.back = nil
 	}
-	if n.lv[0].next != nil {
-		n.lv[0].next.back = n
+	if n.next != nil {
+		n.next.back = n
 	} else {
 		z.tail = n
 	}
 }
 
-// unlink takes n out of the skiplist only.
+// unlink takes n out of the skiplist only. Its level-0 predecessor is
+// n.back, so only levels 1 and up are searched.
 func (z *ZSet) unlink(n *ZNode) {
-	var update [zMaxLevel]*ZNode
 	x := z.head
-	for i := z.level - 1; i >= 0; i-- {
-		for x.lv[i].next != nil && x.lv[i].next != n && zLess(x.lv[i].next, n.Score, n.Member) {
-			x = x.lv[i].next
+	for i := z.level - 1; i >= 1; i-- {
+		l := x.up(i)
+		for l.next != nil && zLess(l.next, n.Score, n.Member) {
+			x = l.next
+			l = x.up(i)
 		}
-		update[i] = x
-	}
-	for i := 0; i < z.level; i++ {
-		if update[i].lv[i].next == n {
-			update[i].lv[i].span += n.lv[i].span - 1
-			update[i].lv[i].next = n.lv[i].next
+		if l.next == n {
+			nl := n.up(i)
+			l.span += nl.span - 1
+			l.next = nl.next
 		} else {
-			update[i].lv[i].span--
+			l.span--
 		}
 	}
-	if n.lv[0].next != nil {
-		n.lv[0].next.back = n.back
+	prev := n.back
+	if prev == nil {
+		prev = z.head
+	}
+	prev.next = n.next
+	if n.next != nil {
+		n.next.back = n.back
 	} else {
 		z.tail = n.back
 	}
-	for z.level > 1 && z.head.lv[z.level-1].next == nil {
+	for z.level > 1 && z.head.up(z.level-1).next == nil {
 		z.level--
 	}
 }
@@ -286,7 +331,7 @@ func (z *ZSet) SetScore(n *ZNode, score float64) {
 	if score == n.Score && math.Signbit(score) == math.Signbit(n.Score) {
 		return
 	}
-	prev, next := n.back, n.lv[0].next
+	prev, next := n.back, n.next
 	if (prev == nil || zLess(prev, score, n.Member)) &&
 		(next == nil || !zLess(next, score, n.Member)) {
 		n.Score = score
@@ -306,19 +351,19 @@ func (z *ZSet) Remove(m []byte) bool {
 	return true
 }
 
-// RemoveNode deletes n.
+// RemoveNode deletes n. Its Member and Score stay readable.
 func (z *ZSet) RemoveNode(n *ZNode) {
 	z.unlink(n)
 	delete(z.dict, n.Member)
 	last := len(z.all) - 1
-	if n.pos != last {
-		z.all[n.pos] = z.all[last]
-		z.all[n.pos].pos = n.pos
+	if i := n.index(); i != last {
+		z.all[i] = z.all[last]
+		z.all[i].setIndex(i)
 	}
 	z.all[last] = nil
 	z.all = z.all[:last]
 	z.bytes -= len(n.Member)
-	n.lv = nil
+	n.next = nil
 	n.back = nil
 }
 
@@ -326,14 +371,20 @@ func (z *ZSet) RemoveNode(n *ZNode) {
 func (z *ZSet) Rank(n *ZNode) int {
 	rank := 0
 	x := z.head
-	for i := z.level - 1; i >= 0; i-- {
-		for x.lv[i].next != nil && (x.lv[i].next == n || zLess(x.lv[i].next, n.Score, n.Member)) {
-			rank += x.lv[i].span
-			x = x.lv[i].next
+	for i := z.level - 1; i >= 1; i-- {
+		l := x.up(i)
+		for l.next != nil && (l.next == n || zLess(l.next, n.Score, n.Member)) {
+			rank += l.span
+			x = l.next
+			if x == n {
+				return rank - 1
+			}
+			l = x.up(i)
 		}
-		if x == n {
-			return rank - 1
-		}
+	}
+	for x != n && x.next != nil {
+		rank++
+		x = x.next
 	}
 	return rank - 1
 }
@@ -346,16 +397,21 @@ func (z *ZSet) ByRank(r int) *ZNode {
 	target := r + 1
 	traversed := 0
 	x := z.head
-	for i := z.level - 1; i >= 0; i-- {
-		for x.lv[i].next != nil && traversed+x.lv[i].span <= target {
-			traversed += x.lv[i].span
-			x = x.lv[i].next
+	for i := z.level - 1; i >= 1; i-- {
+		l := x.up(i)
+		for l.next != nil && traversed+l.span <= target {
+			traversed += l.span
+			x = l.next
+			l = x.up(i)
 		}
 		if traversed == target {
 			return x
 		}
 	}
-	return nil
+	for ; traversed < target && x != nil; traversed++ {
+		x = x.next
+	}
+	return x
 }
 
 // Random returns a uniformly random member; the set must not be empty.
@@ -394,17 +450,85 @@ func (z *ZSet) FirstInScore(r *ScoreRange) *ZNode {
 	if r.Empty() {
 		return nil
 	}
-	x := z.head
-	for i := z.level - 1; i >= 0; i-- {
-		for x.lv[i].next != nil && !r.aboveMin(x.lv[i].next.Score) {
-			x = x.lv[i].next
-		}
-	}
-	x = x.lv[0].next
+	x, _ := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Score) })
+	x = x.next
 	if x == nil || !r.belowMax(x.Score) {
 		return nil
 	}
 	return x
+}
+
+// lastWhere returns the last node for which in holds, or the head when it
+// holds for none, and the number of nodes up to it; in must hold for a
+// prefix of the set and fail after it.
+func (z *ZSet) lastWhere(in func(*ZNode) bool) (*ZNode, int) {
+	x := z.head
+	rank := 0
+	for i := z.level - 1; i >= 1; i-- {
+		l := x.up(i)
+		for l.next != nil && in(l.next) {
+			rank += l.span
+			x = l.next
+			l = x.up(i)
+		}
+	}
+	for x.next != nil && in(x.next) {
+		rank++
+		x = x.next
+	}
+	return x, rank
+}
+
+// ZSpan is the run of members a range selects, in set order: the first and
+// last node and their 0-based ranks. First and Last are nil when the range
+// selects nothing.
+type ZSpan struct {
+	First, Last         *ZNode
+	FirstRank, LastRank int
+}
+
+// Len returns the number of members in s.
+func (s ZSpan) Len() int {
+	if s.First == nil || s.Last == nil {
+		return 0
+	}
+	return max(s.LastRank-s.FirstRank+1, 0)
+}
+
+// ScoreSpan returns the members whose score is in r, found with two
+// descents that count ranks on the way (no separate Rank lookups).
+func (z *ZSet) ScoreSpan(r *ScoreRange) ZSpan {
+	if r.Empty() {
+		return ZSpan{}
+	}
+	a, ra := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Score) })
+	if a.next == nil || !r.belowMax(a.next.Score) {
+		return ZSpan{}
+	}
+	b, rb := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Score) })
+	return ZSpan{First: a.next, FirstRank: ra, Last: b, LastRank: rb - 1}
+}
+
+// LexSpan returns the members inside r; see FirstInLex for sets whose
+// scores differ.
+func (z *ZSet) LexSpan(r *LexRange) ZSpan {
+	if r.Empty() {
+		return ZSpan{}
+	}
+	if !z.big {
+		// At most zset-max-listpack-entries members: ranking them is cheap.
+		f, l := z.FirstInLex(r), z.LastInLex(r)
+		if f == nil || l == nil {
+			return ZSpan{}
+		}
+		return ZSpan{First: f, FirstRank: z.Rank(f), Last: l, LastRank: z.Rank(l)}
+	}
+	a, ra := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Member) })
+	if a.next == nil || !r.belowMax(a.next.Member) {
+		return ZSpan{}
+	}
+	b, rb := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Member) })
+	return ZSpan{First: a.next, FirstRank: ra, Last: b, LastRank: rb - 1}
 }
 
 // LastInScore returns the highest member whose score is in r, or nil.
@@ -412,12 +536,7 @@ func (z *ZSet) LastInScore(r *ScoreRange) *ZNode {
 	if r.Empty() {
 		return nil
 	}
-	x := z.head
-	for i := z.level - 1; i >= 0; i-- {
-		for x.lv[i].next != nil && r.belowMax(x.lv[i].next.Score) {
-			x = x.lv[i].next
-		}
-	}
+	x, _ := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Score) })
 	if x == z.head || !r.aboveMin(x.Score) {
 		return nil
 	}
@@ -486,10 +605,10 @@ func (z *ZSet) FirstInLex(r *LexRange) *ZNode {
 		return nil
 	}
 	if !z.big {
-		if z.tail == nil || !r.aboveMin(z.tail.Member) || !r.belowMax(z.head.lv[0].next.Member) {
+		if z.tail == nil || !r.aboveMin(z.tail.Member) || !r.belowMax(z.head.next.Member) {
 			return nil
 		}
-		for x := z.head.lv[0].next; x != nil; x = x.lv[0].next {
+		for x := z.head.next; x != nil; x = x.next {
 			if r.aboveMin(x.Member) {
 				if r.belowMax(x.Member) {
 					return x
@@ -499,13 +618,8 @@ func (z *ZSet) FirstInLex(r *LexRange) *ZNode {
 		}
 		return nil
 	}
-	x := z.head
-	for i := z.level - 1; i >= 0; i-- {
-		for x.lv[i].next != nil && !r.aboveMin(x.lv[i].next.Member) {
-			x = x.lv[i].next
-		}
-	}
-	x = x.lv[0].next
+	x, _ := z.lastWhere(func(n *ZNode) bool { return !r.aboveMin(n.Member) })
+	x = x.next
 	if x == nil || !r.belowMax(x.Member) {
 		return nil
 	}
@@ -519,7 +633,7 @@ func (z *ZSet) LastInLex(r *LexRange) *ZNode {
 		return nil
 	}
 	if !z.big {
-		if z.tail == nil || !r.aboveMin(z.tail.Member) || !r.belowMax(z.head.lv[0].next.Member) {
+		if z.tail == nil || !r.aboveMin(z.tail.Member) || !r.belowMax(z.head.next.Member) {
 			return nil
 		}
 		for x := z.tail; x != nil; x = x.back {
@@ -532,12 +646,7 @@ func (z *ZSet) LastInLex(r *LexRange) *ZNode {
 		}
 		return nil
 	}
-	x := z.head
-	for i := z.level - 1; i >= 0; i-- {
-		for x.lv[i].next != nil && r.belowMax(x.lv[i].next.Member) {
-			x = x.lv[i].next
-		}
-	}
+	x, _ := z.lastWhere(func(n *ZNode) bool { return r.belowMax(n.Member) })
 	if x == z.head || !r.aboveMin(x.Member) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 type refEntry struct {
@@ -82,6 +83,7 @@ func TestZSetAgainstReference(t *testing.T) {
 		if z.Last() != prev {
 			t.Fatal("bad tail")
 		}
+		checkLinks(t, z)
 		lo, hi := float64(r.IntN(50)), float64(r.IntN(50))
 		sr := ScoreRange{Min: lo, Max: hi, MinEx: r.IntN(2) == 0, MaxEx: r.IntN(2) == 0}
 		var first, last *refEntry
@@ -94,12 +96,148 @@ func TestZSetAgainstReference(t *testing.T) {
 			}
 		}
 		f, l := z.FirstInScore(&sr), z.LastInScore(&sr)
+		sp := z.ScoreSpan(&sr)
+		if sp.First != f || sp.Last != l {
+			t.Fatalf("ScoreSpan %+v nodes differ from First/LastInScore", sr)
+		}
+		if first != nil && (sp.FirstRank != z.Rank(f) || sp.LastRank != z.Rank(l) || sp.Len() != z.Rank(l)-z.Rank(f)+1) {
+			t.Fatalf("ScoreSpan %+v ranks %d..%d", sr, sp.FirstRank, sp.LastRank)
+		}
+		if first == nil && sp.Len() != 0 {
+			t.Fatalf("ScoreSpan %+v not empty", sr)
+		}
 		if (first == nil) != (f == nil) || (first != nil && f.Member != first.m) {
 			t.Fatalf("FirstInScore %+v wrong", sr)
 		}
 		if (last == nil) != (l == nil) || (last != nil && l.Member != last.m) {
 			t.Fatalf("LastInScore %+v wrong", sr)
 		}
+	}
+}
+
+// TestZSetLexSpan compares LexSpan with a sorted slice on sets whose scores
+// are all equal, below and above the listpack limit.
+func TestZSetLexSpan(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 2))
+	for _, size := range []int{5, 100, 1000} {
+		z := NewZSet()
+		var ms []string
+		for len(ms) < size {
+			m := fmt.Sprintf("%03x", r.IntN(4096))
+			if z.Add([]byte(m), 1) {
+				ms = append(ms, m)
+			}
+		}
+		slices.Sort(ms)
+		bound := func() LexBound {
+			switch r.IntN(8) {
+			case 0:
+				return LexBound{Inf: -1}
+			case 1:
+				return LexBound{Inf: 1}
+			}
+			return LexBound{Value: fmt.Sprintf("%03x", r.IntN(4096)), Ex: r.IntN(2) == 0}
+		}
+		for k := 0; k < 300; k++ {
+			lr := LexRange{Min: bound(), Max: bound()}
+			lo, hi := -1, -1
+			for i, m := range ms {
+				if lr.Contains(m) {
+					if lo < 0 {
+						lo = i
+					}
+					hi = i
+				}
+			}
+			sp := z.LexSpan(&lr)
+			if lo < 0 {
+				if sp.Len() != 0 {
+					t.Fatalf("size %d %+v: %d members, want none", size, lr, sp.Len())
+				}
+				continue
+			}
+			if sp.FirstRank != lo || sp.LastRank != hi || sp.First.Member != ms[lo] || sp.Last.Member != ms[hi] {
+				t.Fatalf("size %d %+v: ranks %d..%d want %d..%d", size, lr, sp.FirstRank, sp.LastRank, lo, hi)
+			}
+		}
+	}
+}
+
+// checkLinks verifies every link of levels 1 and up: it leads to the next
+// node at least that tall, and its span is the level-0 distance there (for
+// links to a node; links to the end are never read).
+func checkLinks(t *testing.T, z *ZSet) {
+	t.Helper()
+	rank := map[*ZNode]int{z.head: 0}
+	i := 1
+	for n := z.First(); n != nil; n = n.Next() {
+		rank[n] = i
+		i++
+		if n.h < 1 || int(n.h) > z.level {
+			t.Fatalf("%s: height %d, list level %d", n.Member, n.h, z.level)
+		}
+	}
+	for lv := 1; lv < zMaxLevel; lv++ {
+		if lv >= z.level {
+			if z.head.up(lv).next != nil {
+				t.Fatalf("head link above list level %d", lv)
+			}
+			continue
+		}
+		x := z.head
+		for {
+			l := x.up(lv)
+			// The next node of height > lv after x, walking level 0.
+			var want *ZNode
+			for y := x.next; y != nil; y = y.next {
+				if int(y.h) > lv {
+					want = y
+					break
+				}
+			}
+			if l.next != want {
+				t.Fatalf("level %d after rank %d: link to wrong node", lv, rank[x])
+			}
+			if want == nil {
+				break
+			}
+			if l.span != rank[want]-rank[x] {
+				t.Fatalf("level %d after rank %d: span %d want %d", lv, rank[x], l.span, rank[want]-rank[x])
+			}
+			x = want
+		}
+	}
+}
+
+// TestZNodeClasses checks that every allocation class keeps the links of
+// levels 1 and up right after the node, where ZNode.up looks for them.
+func TestZNodeClasses(t *testing.T) {
+	offs := []uintptr{
+		unsafe.Offsetof(zNode2{}.up), unsafe.Offsetof(zNode4{}.up), unsafe.Offsetof(zNode8{}.up),
+		unsafe.Offsetof(zNode16{}.up), unsafe.Offsetof(zNode32{}.up),
+	}
+	for _, o := range offs {
+		if o != zNodeSize {
+			t.Fatalf("links at offset %d, node size %d", o, zNodeSize)
+		}
+	}
+	if zNodeSize != 48 {
+		t.Errorf("ZNode is %d bytes; 48 fits the smallest class", zNodeSize)
+	}
+	for h := 1; h <= zMaxLevel; h++ {
+		n := newZNode("m", h)
+		for i := 1; i < h; i++ {
+			if l := n.up(i); l.next != nil || l.span != 0 {
+				t.Fatalf("height %d level %d not zero", h, i)
+			}
+		}
+	}
+	var n ZNode
+	n.setIndex(1<<40 + 5)
+	if n.index() != 1<<40+5 {
+		t.Fatal(n.index())
 	}
 }
 
