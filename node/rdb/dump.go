@@ -23,8 +23,12 @@ var ErrBadDataFormat = errors.New("ERR Bad data format")
 // version (2 bytes, little-endian) and the CRC-64 of all that (8 bytes,
 // little-endian).
 func AppendDump(dst []byte, e *keyspace.Entry) []byte {
+	return appendDump(dst, e, true)
+}
+
+func appendDump(dst []byte, e *keyspace.Entry, compress bool) []byte {
 	start := len(dst)
-	dst = AppendValue(dst, e)
+	dst = appendValue(dst, e, compress)
 	dst = binary.LittleEndian.AppendUint16(dst, Version)
 	return binary.LittleEndian.AppendUint64(dst, CRC64(0, dst[start:]))
 }
