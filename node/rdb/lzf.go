@@ -1,6 +1,9 @@
 package rdb
 
-import "errors"
+import (
+	"errors"
+	"sync"
+)
 
 // LZF, the compressor redis-server uses for long strings. A compressed
 // stream is a series of runs, each led by a control byte c:
@@ -17,6 +20,8 @@ const (
 	lzfMaxRef = 7 + 255 + 2
 	lzfHLog   = 14
 )
+
+var htabPool = sync.Pool{New: func() any { return new([1 << lzfHLog]int32) }}
 
 var errLZF = errors.New("rdb: invalid LZF data")
 
@@ -76,10 +81,20 @@ func lzfCompress(dst, in []byte, max int) ([]byte, bool) {
 		return dst, false
 	}
 	base := len(dst)
-	var htab [1 << lzfHLog]int32 // position+1 of the last 3-byte sequence with this hash
+	// htab holds position+1 of the last 3-byte sequence with each hash. A
+	// short input gets a small table: clearing the full one would cost more
+	// than compressing a key.
+	hlog := uint(6)
+	for hlog < lzfHLog && 1<<hlog < len(in) {
+		hlog++
+	}
+	hp := htabPool.Get().(*[1 << lzfHLog]int32)
+	defer htabPool.Put(hp)
+	htab := hp[:1<<hlog]
+	clear(htab)
 	hash := func(p int) uint32 {
 		v := uint32(in[p])<<16 | uint32(in[p+1])<<8 | uint32(in[p+2])
-		return (v * 2654435761) >> (32 - lzfHLog)
+		return (v * 2654435761) >> (32 - hlog)
 	}
 	lit := 0 // pending literal bytes ending at i
 	flush := func(i int) {
