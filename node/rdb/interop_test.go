@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/slotd/slotd/node/keyspace"
 )
 
 // Ports 26010-26019 are this package's.
@@ -358,5 +356,4 @@ func TestWriterLoadsInRedis(t *testing.T) {
 			t.Errorf("db %d %s: DUMP read back: %v", k.db, k.key, err)
 		}
 	}
-	_ = keyspace.KindString
 }

@@ -93,13 +93,3 @@ func (s *source) fill(n int) error {
 func (s *source) consumed() (uint64, int64) {
 	return CRC64(s.crc, s.buf[:s.pos]), s.off + int64(s.pos)
 }
-
-// maxCount bounds a preallocation for n claimed elements: in a slice
-// every element takes at least one byte; a stream gets a modest start.
-func (s *source) maxCount(n uint64) int {
-	lim := uint64(s.remaining())
-	if s.r != nil {
-		lim = 1024
-	}
-	return int(min(n, lim))
-}
