@@ -35,6 +35,7 @@ type Client struct {
 	ID   int64
 	srv  *Server
 	conn net.Conn
+	raw  *rawIO // raw system calls on conn's socket; nil for other conns
 	out  resp.Writer
 
 	Addr, LAddr string
@@ -158,4 +159,20 @@ func (c *Client) Proto() int { return c.out.Proto }
 // setClock starts a read batch at t.
 func (c *Client) setClock(t time.Time) {
 	c.clockBase, c.clockBaseMs, c.clockOff = t, t.UnixMilli(), 0
+}
+
+// read reads from the connection, with raw system calls when it can.
+func (c *Client) read(b []byte) (int, error) {
+	if c.raw != nil {
+		return c.raw.Read(b)
+	}
+	return c.conn.Read(b)
+}
+
+// write writes all of b to the connection.
+func (c *Client) write(b []byte) (int, error) {
+	if c.raw != nil {
+		return c.raw.Write(b)
+	}
+	return c.conn.Write(b)
 }

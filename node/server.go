@@ -266,6 +266,7 @@ func (s *Server) newClient(conn net.Conn) *Client {
 	c.publish()
 	c.lastInteraction.Store(now)
 	c.x = Ctx{S: s, C: c, W: &c.out}
+	c.raw = newRawIO(conn)
 	return c
 }
 
@@ -345,7 +346,7 @@ func (s *Server) serveConn(conn net.Conn) {
 		if lim.idle > 0 {
 			conn.SetReadDeadline(time.Now().Add(lim.idle))
 		}
-		n, err := conn.Read(buf[end:])
+		n, err := c.read(buf[end:])
 		if n > 0 {
 			end += n
 			s.netInput.Add(int64(n))
@@ -422,7 +423,7 @@ func (s *Server) flush(c *Client) bool {
 			defer c.conn.SetWriteDeadline(time.Time{})
 		}
 	}
-	n, err := c.conn.Write(c.out.B)
+	n, err := c.write(c.out.B)
 	s.netOutput.Add(int64(n))
 	if cap(c.out.B) > maxKeepQuery {
 		c.out.B = nil
