@@ -12,7 +12,7 @@ import (
 // Client flags.
 const (
 	ClientMulti           uint32 = 1 << iota // inside MULTI
-	ClientDirtyCAS                           // a watched key changed: EXEC fails
+	ClientDirtyCAS                           // a watched key changed: EXEC fails (kept in Client.dirtyCAS)
 	ClientDirtyExec                          // a queued command was rejected: EXEC aborts
 	ClientReadonly                           // READONLY was sent (cluster replicas)
 	ClientAsking                             // ASKING was sent (one command)
@@ -47,6 +47,10 @@ type Client struct {
 
 	Multi   []queued
 	Watched []watchKey
+	// dirtyCAS is set, by whichever connection writes a key this client
+	// watches, to make its EXEC fail; only it crosses goroutines, so it is
+	// not one of Flags.
+	dirtyCAS atomic.Bool
 
 	CreatedMs int64
 
@@ -98,7 +102,11 @@ type watchKey struct {
 // publish makes the fields CLIENT LIST shows visible to other goroutines.
 // It costs two comparisons when nothing changed.
 func (c *Client) publish() {
-	st := uint64(uint32(c.DB))<<32 | uint64(c.Flags&0xffffff)<<8 | uint64(c.out.Proto&0xff)
+	f := c.Flags
+	if c.dirtyCAS.Load() {
+		f |= ClientDirtyCAS
+	}
+	st := uint64(uint32(c.DB))<<32 | uint64(f&0xffffff)<<8 | uint64(c.out.Proto&0xff)
 	if st != c.lastPub {
 		c.lastPub = st
 		c.pubState.Store(st)

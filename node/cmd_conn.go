@@ -185,7 +185,8 @@ func cmdReset(x *Ctx) {
 	s.unwatchAll(c)
 	c.DB = 0
 	c.out.Proto = 2
-	c.Flags &^= ClientReadonly | ClientAsking | ClientDirtyCAS | ClientDirtyExec | ClientNoEvict
+	c.Flags &^= ClientReadonly | ClientAsking | ClientDirtyExec | ClientNoEvict
+	c.dirtyCAS.Store(false)
 	c.ReplyMode = ReplyOn
 	c.SetName("")
 	c.Auth = *s.requirePass.Load() == ""

@@ -535,7 +535,7 @@ func (s *Server) touchWatchedSwap(a, b int) {
 			continue
 		}
 		for _, c := range cs {
-			c.Flags |= ClientDirtyCAS
+			c.dirtyCAS.Store(true)
 		}
 	}
 	s.watchMu.Unlock()

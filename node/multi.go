@@ -34,7 +34,8 @@ func cmdDiscard(x *Ctx) {
 
 func (s *Server) discardMulti(c *Client) {
 	c.Multi = nil
-	c.Flags &^= ClientMulti | ClientDirtyCAS | ClientDirtyExec
+	c.Flags &^= ClientMulti | ClientDirtyExec
+	c.dirtyCAS.Store(false)
 	s.unwatchAll(c)
 }
 
@@ -83,7 +84,7 @@ func cmdExec(x *Ctx) {
 			return
 		}
 	}
-	if c.Flags&ClientDirtyCAS != 0 || s.watchedExpired(c, x.Now) {
+	if c.dirtyCAS.Load() || s.watchedExpired(c, x.Now) {
 		x.W.NullArray()
 		s.discardMulti(c)
 		return
@@ -130,7 +131,7 @@ func cmdWatch(x *Ctx) {
 
 func cmdUnwatch(x *Ctx) {
 	x.S.unwatchAll(x.C)
-	x.C.Flags &^= ClientDirtyCAS
+	x.C.dirtyCAS.Store(false)
 	x.W.OK()
 }
 
@@ -160,7 +161,7 @@ func (s *Server) unwatchAll(c *Client) {
 func (s *Server) touchWatched(db int, key []byte) {
 	s.watchMu.Lock()
 	for _, c := range s.watched[watchKey{db: db, key: string(key)}] {
-		c.Flags |= ClientDirtyCAS
+		c.dirtyCAS.Store(true)
 	}
 	s.watchMu.Unlock()
 }
@@ -178,7 +179,7 @@ func (s *Server) touchWatchedDB(db int) {
 			continue
 		}
 		for _, c := range cs {
-			c.Flags |= ClientDirtyCAS
+			c.dirtyCAS.Store(true)
 		}
 	}
 	s.watchMu.Unlock()
