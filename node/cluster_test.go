@@ -17,7 +17,10 @@ import (
 func clusterPorts(t *testing.T, n int) []int {
 	t.Helper()
 	var out []int
-	for p := 30000 + os.Getpid()%5000; len(out) < n && p < 40000; p++ {
+	// Client ports 20500-20999, bus ports 30500-30999: both below Linux's
+	// ephemeral range (32768+), so other tests' outgoing connections cannot
+	// take them.
+	for p := 20500 + os.Getpid()%400; len(out) < n && p < 21000; p++ {
 		if portFree(p) && portFree(p+10000) {
 			out = append(out, p)
 		}
@@ -206,10 +209,13 @@ func TestClusterCreateRouteRestart(t *testing.T) {
 	waitUntil(t, "the others to see the node fail", 10*time.Second, func() bool {
 		return strings.Contains(bulkText(ms[0].tc.do("CLUSTER", "NODES")), "master,fail")
 	})
-	m, err := startMember(t, ports[2], dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The old bus socket may take a moment to be released.
+	var m *clusterMember
+	waitUntil(t, "the restarted node to bind its ports", 10*time.Second, func() bool {
+		var err error
+		m, err = startMember(t, ports[2], dir)
+		return err == nil
+	})
 	t.Cleanup(func() { m.s.Close() })
 	if got := bulkText(m.tc.do("CLUSTER", "MYID")); got != id2 {
 		t.Fatalf("restarted node id %q, want %q", got, id2)
