@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"github.com/slotd/slotd/node/config"
 	"os"
 	"strconv"
 	"strings"
@@ -83,10 +84,13 @@ func parseScriptFile(path string) ([]step, error) {
 }
 
 func parseStep(line string) (step, error) {
-	toks, err := splitArgs(line)
-	if err != nil {
-		return step{}, err
+	// Script lines quote arguments as redis.conf does (redis-cli uses the
+	// same rules).
+	toks, ok := config.SplitArgs(line)
+	if !ok {
+		return step{}, fmt.Errorf("unbalanced quotes in %q", line)
 	}
+	var err error
 	var st step
 	for len(toks) > 0 && strings.HasPrefix(toks[0], "@") {
 		d := strings.ToLower(toks[0])
@@ -169,94 +173,6 @@ func parseStep(line string) (step, error) {
 	}
 	st.Args = toks
 	return st, nil
-}
-
-// splitArgs splits a line like redis-cli does.
-func splitArgs(line string) ([]string, error) {
-	var out []string
-	i := 0
-	for {
-		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
-			i++
-		}
-		if i == len(line) {
-			return out, nil
-		}
-		var cur []byte
-		inDQ, inSQ := false, false
-		done := false
-		for !done {
-			if i == len(line) {
-				if inDQ || inSQ {
-					return nil, fmt.Errorf("unbalanced quotes")
-				}
-				break
-			}
-			c := line[i]
-			switch {
-			case inDQ:
-				switch {
-				case c == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					v, _ := strconv.ParseUint(line[i+2:i+4], 16, 8)
-					cur = append(cur, byte(v))
-					i += 3
-				case c == '\\' && i+1 < len(line):
-					i++
-					switch line[i] {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, line[i])
-					}
-				case c == '"':
-					if i+1 < len(line) && line[i+1] != ' ' && line[i+1] != '\t' {
-						return nil, fmt.Errorf("closing quote must be followed by a space")
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			case inSQ:
-				switch {
-				case c == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					cur = append(cur, '\'')
-					i++
-				case c == '\'':
-					if i+1 < len(line) && line[i+1] != ' ' && line[i+1] != '\t' {
-						return nil, fmt.Errorf("closing quote must be followed by a space")
-					}
-					done = true
-				default:
-					cur = append(cur, c)
-				}
-			default:
-				switch c {
-				case ' ', '\t':
-					done = true
-				case '"':
-					inDQ = true
-				case '\'':
-					inSQ = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			i++
-		}
-		out = append(out, string(cur))
-	}
-}
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // encodeCommand writes args as a RESP array of bulk strings.
