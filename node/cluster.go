@@ -381,6 +381,10 @@ func (cn *clusterNode) apply(outs []gossip.Output) {
 		case *gossip.Event:
 			cn.log.Info("cluster event", zap.String("event", o.Kind.String()), zap.String("about", string(o.Node)), zap.String("detail", o.Detail))
 		case *gossip.SlotsLost:
+			// Redirect first, then drop: once the keys start going,
+			// clients must already be sent to the new owner, not told
+			// that a key is missing.
+			cn.publish()
 			cn.dropSlots(o.Slots)
 		case *gossip.RoleChanged:
 			cn.log.Info("role changed", zap.String("master", string(o.Master)))
