@@ -33,10 +33,13 @@ const (
 	FixAssign
 	// FixUnfixable: a state the tool does not repair; Reason says why.
 	FixUnfixable
+	// FixClear: the owner is already right everywhere it matters; only
+	// stale marks (Stable) are left to clear.
+	FixClear
 )
 
 func (k FixKind) String() string {
-	return [...]string{"none", "finish", "rollback", "assign", "unfixable"}[k]
+	return [...]string{"none", "finish", "rollback", "assign", "unfixable", "clear"}[k]
 }
 
 // Fix is the decision for one slot.
@@ -78,6 +81,9 @@ const (
 //     not own the slot is stale and cleared.
 //   - Only importing marks: an importer that owns the slot, or holds no
 //     keys, is cleared; one holding keys gives them back to the owner.
+//   - A migrating mark on a node that no longer owns the slot (the others
+//     took SETSLOT NODE, or gossip told it) is cleared; keys it still holds
+//     go to the owner.
 //   - Anything else (several migrating nodes, an importer of another
 //     source) is unfixable.
 func PlanFix(slot int, views []SlotView, mode FixMode, fallback string) Fix {
@@ -165,7 +171,7 @@ func PlanFix(slot int, views []SlotView, mode FixMode, fallback string) Fix {
 				f.Reason = "migrating mark on a node that no longer owns the slot, with keys"
 				return f
 			}
-			f.Kind, f.To, f.Reason = FixRollback, owner, "migrating mark on a node that no longer owns the slot"
+			f.Kind, f.To, f.Reason = FixClear, owner, "migrating mark on a node that no longer owns the slot"
 			return f
 		}
 		t := byID[m.Migrating]
@@ -211,7 +217,7 @@ func PlanFix(slot int, views []SlotView, mode FixMode, fallback string) Fix {
 		f.Kind, f.To, f.Reason = FixAssign, owner, "importing marks with keys and no migrating node"
 		return f
 	}
-	f.Kind, f.From, f.Reason = FixRollback, owner, "importing marks with no migrating node"
+	f.Kind, f.From, f.Reason = FixClear, owner, "importing marks with no migrating node"
 	return f
 }
 

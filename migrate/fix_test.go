@@ -17,7 +17,7 @@ func TestPlanFix(t *testing.T) {
 	}{
 		{"stable slot", []V{{ID: "A", Owner: "A", Keys: 3}, {ID: "B", Owner: "A"}}, FixAuto, Fix{}},
 		{"after IMPORTING only", []V{{ID: "A", Owner: "A", Keys: 3}, {ID: "B", Owner: "A", Importing: "A"}}, FixAuto,
-			Fix{Kind: FixRollback, From: "A", Stable: []string{"B"}, Reason: "importing marks with no migrating node"}},
+			Fix{Kind: FixClear, From: "A", Stable: []string{"B"}, Reason: "importing marks with no migrating node"}},
 		{"after MIGRATING, nothing moved", []V{{ID: "A", Owner: "A", Migrating: "B", Keys: 3}, {ID: "B", Owner: "A", Importing: "A"}}, FixAuto,
 			Fix{Kind: FixRollback, From: "A", To: "B", Stable: []string{"A", "B"}, Reason: "move opened but no key reached the target"}},
 		{"after MIGRATING, resume", []V{{ID: "A", Owner: "A", Migrating: "B", Keys: 3}, {ID: "B", Owner: "A", Importing: "A"}}, FixResume,
@@ -31,13 +31,13 @@ func TestPlanFix(t *testing.T) {
 		{"migrating alone, nothing moved", []V{{ID: "A", Owner: "A", Migrating: "B", Keys: 1}, {ID: "B", Owner: "A"}}, FixAuto,
 			Fix{Kind: FixRollback, From: "A", To: "B", Stable: []string{"A"}, Reason: "move opened but no key reached the target"}},
 		{"stale migrating mark", []V{{ID: "A", Owner: "B", Migrating: "B"}, {ID: "B", Owner: "B", Keys: 5}}, FixAuto,
-			Fix{Kind: FixRollback, To: "B", Stable: []string{"A"}, Reason: "migrating mark on a node that no longer owns the slot"}},
+			Fix{Kind: FixClear, To: "B", Stable: []string{"A"}, Reason: "migrating mark on a node that no longer owns the slot"}},
 		{"stale migrating mark with keys", []V{{ID: "A", Owner: "B", Migrating: "B", Keys: 1}, {ID: "B", Owner: "B", Keys: 5}}, FixAuto,
 			Fix{Kind: FixAssign, To: "B", Cold: []string{"A"}, Stable: []string{"A"}, Reason: "migrating mark on a node that no longer owns the slot, with keys"}},
 		{"importer with keys, no migrating", []V{{ID: "A", Owner: "A", Keys: 1}, {ID: "B", Owner: "A", Importing: "A", Keys: 2}}, FixAuto,
 			Fix{Kind: FixAssign, To: "A", Cold: []string{"B"}, Stable: []string{"B"}, Reason: "importing marks with keys and no migrating node"}},
 		{"importer that owns", []V{{ID: "A", Owner: "B"}, {ID: "B", Owner: "B", Importing: "A", Keys: 2}}, FixAuto,
-			Fix{Kind: FixRollback, From: "B", Stable: []string{"B"}, Reason: "importing marks with no migrating node"}},
+			Fix{Kind: FixClear, From: "B", Stable: []string{"B"}, Reason: "importing marks with no migrating node"}},
 		{"uncovered, no keys", []V{{ID: "A"}, {ID: "B"}}, FixAuto,
 			Fix{Kind: FixAssign, To: "F", Reason: "slot not covered"}},
 		{"uncovered, keys", []V{{ID: "A", Keys: 1}, {ID: "B", Keys: 4}}, FixAuto,
@@ -76,10 +76,12 @@ func TestResumeSequence(t *testing.T) {
 		{{ID: "A", Owner: "A", Migrating: "B", Keys: 2}, {ID: "B", Owner: "A", Importing: "A", Keys: 2}, {ID: "C", Owner: "A"}},
 		{{ID: "A", Owner: "A", Migrating: "B"}, {ID: "B", Owner: "A", Importing: "A", Keys: 4}, {ID: "C", Owner: "A"}},
 		{{ID: "A", Owner: "A", Migrating: "B"}, {ID: "B", Owner: "B", Keys: 4}, {ID: "C", Owner: "A"}},
+		// Gossip told the source before slotctl did.
+		{{ID: "A", Owner: "B", Migrating: "B"}, {ID: "B", Owner: "B", Keys: 4}, {ID: "C", Owner: "A"}},
 		{{ID: "A", Owner: "B"}, {ID: "B", Owner: "B", Keys: 4}, {ID: "C", Owner: "A"}},
 		{{ID: "A", Owner: "B"}, {ID: "B", Owner: "B", Keys: 4}, {ID: "C", Owner: "B"}},
 	}
-	want := []FixKind{FixNone, FixRollback, FixFinish, FixFinish, FixFinish, FixFinish, FixNone, FixNone}
+	want := []FixKind{FixNone, FixClear, FixFinish, FixFinish, FixFinish, FixFinish, FixClear, FixNone, FixNone}
 	for i, v := range steps {
 		f := PlanFix(0, v, FixResume, "")
 		if f.Kind != want[i] {

@@ -1,0 +1,382 @@
+package ctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// MoveOptions tune how slots move.
+type MoveOptions struct {
+	// Parallel is how many slots move at once (default 4). Slots of one
+	// source and one target are still moved each by its own protocol run;
+	// parallelism only overlaps them.
+	Parallel int
+	// Pipeline is the number of keys per MIGRATE ... KEYS call (default
+	// 100), as redis-cli's --cluster-pipeline.
+	Pipeline int
+	// Depth is how many MIGRATE calls of one slot are sent before the
+	// first reply is read (default 4).
+	Depth int
+	// MigrateTimeout is MIGRATE's timeout argument (default 60 s).
+	MigrateTimeout time.Duration
+	// Replace adds REPLACE to MIGRATE, overwriting keys the target
+	// already holds (otherwise BUSYKEY stops the move).
+	Replace bool
+	// BigKey is the element count from which a collection moves in
+	// chunks when both nodes are slotd (default 10000; negative: never).
+	BigKey int
+	// Chunk is the number of elements per chunk (default 1000).
+	Chunk int
+	// DryRun prints the plan and stops.
+	DryRun bool
+}
+
+func (m *MoveOptions) parallel() int { return def(m.Parallel, 4) }
+func (m *MoveOptions) pipeline() int { return def(m.Pipeline, 100) }
+func (m *MoveOptions) depth() int    { return def(m.Depth, 4) }
+func (m *MoveOptions) chunk() int    { return def(m.Chunk, 1000) }
+func (m *MoveOptions) bigKey() int   { return def(m.BigKey, 10000) }
+func (m *MoveOptions) migrateTimeout() time.Duration {
+	if m.MigrateTimeout > 0 {
+		return m.MigrateTimeout
+	}
+	return 60 * time.Second
+}
+
+func def(v, d int) int {
+	if v != 0 {
+		return v
+	}
+	return d
+}
+
+// progress counts what a run has moved; the reporter reads it.
+type progress struct {
+	slotsTotal, slotsDone atomic.Int64
+	keys, bigKeys         atomic.Int64
+	start                 time.Time
+}
+
+// mover runs the per-slot protocol against the nodes of one cluster. It
+// keeps a pooled connection per node sized for the parallel moves, and
+// remembers which nodes are slotd (they take SLOTD.MIGRATE).
+type mover struct {
+	c    *Cluster
+	o    *Options
+	mo   *MoveOptions
+	prog *progress
+
+	mu    sync.Mutex
+	pools map[string]*redis.Client
+	slotd map[string]bool
+	// reported is closed when the progress reporter has stopped.
+	reported chan struct{}
+}
+
+func newMover(c *Cluster, o *Options, mo *MoveOptions) *mover {
+	return &mover{c: c, o: o, mo: mo, prog: &progress{start: time.Now()},
+		pools: map[string]*redis.Client{}, slotd: map[string]bool{}}
+}
+
+func (m *mover) close() {
+	for _, p := range m.pools {
+		p.Close()
+	}
+}
+
+// pool returns the data connection pool of node n.
+func (m *mover) pool(n *Node) *redis.Client {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.pools[n.Addr]
+	if p == nil {
+		p = redis.NewClient(&redis.Options{
+			Addr: n.Addr, Password: m.o.Password, Protocol: 2, DisableIdentity: true,
+			DialTimeout: m.o.timeout(), ReadTimeout: m.o.timeout() + m.mo.migrateTimeout(), WriteTimeout: m.o.timeout(),
+			MaxRetries: -1, PoolSize: m.mo.parallel() + 2,
+		})
+		m.pools[n.Addr] = p
+	}
+	return p
+}
+
+// do sends one command on n's pool, wrapping failures as *CmdError.
+func (m *mover) do(ctx context.Context, n *Node, args ...any) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, m.o.timeout()+m.mo.migrateTimeout())
+	defer cancel()
+	v, err := m.pool(n).Do(ctx, args...).Result()
+	if err != nil {
+		return nil, &CmdError{Addr: n.Addr, Cmd: cmdString(args), Err: err}
+	}
+	return v, nil
+}
+
+// isSlotd reports whether n answers SLOTD.MIGRATE VERSION (asked once).
+func (m *mover) isSlotd(ctx context.Context, n *Node) bool {
+	m.mu.Lock()
+	v, ok := m.slotd[n.ID]
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	r, err := m.do(ctx, n, "SLOTD.MIGRATE", "VERSION")
+	v = err == nil && r == int64(1)
+	m.mu.Lock()
+	m.slotd[n.ID] = v
+	m.mu.Unlock()
+	return v
+}
+
+// masters returns the reachable masters other than skip.
+func (m *mover) others(skip ...*Node) []*Node {
+	var out []*Node
+outer:
+	for _, n := range m.c.Nodes {
+		if n.Conn == nil || !n.Info().IsMaster() {
+			continue
+		}
+		for _, s := range skip {
+			if s != nil && s.ID == n.ID {
+				continue outer
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// moveSlot moves one slot from src to dst with redis-cli's protocol:
+// SETSLOT IMPORTING on the target, MIGRATING on the source, the keys
+// (large collections in chunks when both are slotd, the rest with
+// MIGRATE ... KEYS in pipelined batches), then SETSLOT NODE on the
+// target, the source and every other master. Each step is skipped when
+// the node is already past it, so the same call finishes a slot an
+// interrupted run left open.
+func (m *mover) moveSlot(ctx context.Context, slot int, src, dst *Node) error {
+	s := strconv.Itoa(slot)
+	marks, err := m.slotMarks(ctx, slot, src, dst)
+	if err != nil {
+		return err
+	}
+	srcInfo, dstInfo := marks[0], marks[1]
+	if !dstInfo.owns && dstInfo.importing != src.ID {
+		if _, err := m.do(ctx, dst, "CLUSTER", "SETSLOT", s, "IMPORTING", src.ID); err != nil {
+			return err
+		}
+	}
+	if srcInfo.owns && srcInfo.migrating != dst.ID {
+		if _, err := m.do(ctx, src, "CLUSTER", "SETSLOT", s, "MIGRATING", dst.ID); err != nil {
+			return err
+		}
+	}
+	if err := m.moveKeys(ctx, slot, src, dst, !srcInfo.owns); err != nil {
+		return err
+	}
+	return m.assign(ctx, slot, dst, src)
+}
+
+// assign runs SETSLOT NODE dst on dst, then on first (when not nil), then
+// on every other master. A master that fails is reported in the error
+// after the others were told.
+func (m *mover) assign(ctx context.Context, slot int, dst, first *Node) error {
+	s := strconv.Itoa(slot)
+	if _, err := m.do(ctx, dst, "CLUSTER", "SETSLOT", s, "NODE", dst.ID); err != nil {
+		return err
+	}
+	if first != nil && first.ID != dst.ID {
+		if _, err := m.do(ctx, first, "CLUSTER", "SETSLOT", s, "NODE", dst.ID); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, n := range m.others(dst, first) {
+		if _, err := m.do(ctx, n, "CLUSTER", "SETSLOT", s, "NODE", dst.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type slotMark struct {
+	owns                 bool
+	migrating, importing string
+}
+
+// slotMarks reads the slot's state on src and dst from their own CLUSTER
+// NODES.
+func (m *mover) slotMarks(ctx context.Context, slot int, nodes ...*Node) (out [2]slotMark, err error) {
+	for i, n := range nodes {
+		v, err := m.do(ctx, n, "CLUSTER", "NODES")
+		if err != nil {
+			return out, err
+		}
+		text, _ := v.(string)
+		view, err := ParseNodes(text)
+		if err != nil {
+			return out, &CmdError{Addr: n.Addr, Cmd: "CLUSTER NODES", Err: err}
+		}
+		self := Myself(view)
+		if self == nil {
+			return out, &CmdError{Addr: n.Addr, Cmd: "CLUSTER NODES", Err: errors.New("no line flagged myself")}
+		}
+		for _, r := range self.Slots {
+			if slot >= r.Start && slot <= r.End {
+				out[i].owns = true
+			}
+		}
+		out[i].migrating = self.Migrating[slot]
+		out[i].importing = self.Importing[slot]
+	}
+	return out, nil
+}
+
+// moveKeys empties slot on src into dst. asking prefixes each MIGRATE
+// with ASKING, for a source that holds keys of a slot it does not own
+// (it must then mark the slot importing for ASKING to apply).
+func (m *mover) moveKeys(ctx context.Context, slot int, src, dst *Node, asking bool) error {
+	if !asking && m.mo.bigKey() > 0 && m.isSlotd(ctx, src) && m.isSlotd(ctx, dst) {
+		if err := m.moveBigKeys(ctx, slot, src, dst); err != nil {
+			return err
+		}
+	}
+	host, port, err := net.SplitHostPort(dst.Addr)
+	if err != nil {
+		return err
+	}
+	batch := m.mo.pipeline()
+	for {
+		v, err := m.do(ctx, src, "CLUSTER", "GETKEYSINSLOT", slot, batch*m.mo.depth())
+		if err != nil {
+			return err
+		}
+		keys, _ := v.([]any)
+		if len(keys) == 0 {
+			return nil
+		}
+		pipe := m.pool(src).Pipeline()
+		var sent []int
+		for i := 0; i < len(keys); i += batch {
+			part := keys[i:min(i+batch, len(keys))]
+			args := []any{"MIGRATE", host, port, "", 0, m.mo.migrateTimeout().Milliseconds()}
+			if m.mo.Replace {
+				args = append(args, "REPLACE")
+			}
+			if m.o.Password != "" {
+				args = append(args, "AUTH", m.o.Password)
+			}
+			args = append(args, "KEYS")
+			args = append(args, part...)
+			if asking {
+				pipe.Do(ctx, "ASKING")
+			}
+			pipe.Do(ctx, args...)
+			sent = append(sent, len(part))
+		}
+		pctx, cancel := context.WithTimeout(ctx, m.o.timeout()+m.mo.migrateTimeout())
+		cmds, _ := pipe.Exec(pctx)
+		cancel()
+		j := 0
+		for _, c := range cmds {
+			name, _ := c.Args()[0].(string)
+			if name == "ASKING" {
+				if err := c.Err(); err != nil {
+					return &CmdError{Addr: src.Addr, Cmd: "ASKING", Err: err}
+				}
+				continue
+			}
+			if err := c.Err(); err != nil && err != redis.Nil {
+				if strings.HasPrefix(err.Error(), "BUSYKEY") {
+					return &CmdError{Addr: src.Addr, Cmd: "MIGRATE", Err: fmt.Errorf("%v: the target already holds a key of slot %d; run again with --replace to overwrite it", err, slot)}
+				}
+				return &CmdError{Addr: src.Addr, Cmd: cmdString(c.Args()), Err: err}
+			}
+			m.prog.keys.Add(int64(sent[j]))
+			j++
+		}
+	}
+}
+
+// moveBigKeys moves, in chunks, the collections of slot with at least
+// BigKey elements (SLOTD.MIGRATE; see docs/design.md).
+func (m *mover) moveBigKeys(ctx context.Context, slot int, src, dst *Node) error {
+	for {
+		v, err := m.do(ctx, src, "SLOTD.MIGRATE", "BIGKEYS", slot, m.mo.bigKey(), 16)
+		if err != nil {
+			return err
+		}
+		keys, _ := v.([]any)
+		if len(keys) == 0 {
+			return nil
+		}
+		for _, k := range keys {
+			key, _ := k.(string)
+			if err := m.moveBigKey(ctx, src, dst, key); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (m *mover) moveBigKey(ctx context.Context, src, dst *Node, key string) (err error) {
+	v, err := m.do(ctx, src, "SLOTD.MIGRATE", "FREEZE", key, 30000)
+	if err != nil {
+		var ce *CmdError
+		if errors.As(err, &ce) && strings.Contains(ce.Err.Error(), "no such key") {
+			return nil // expired or deleted meanwhile
+		}
+		return err
+	}
+	head, _ := v.([]any)
+	if len(head) != 3 {
+		return &CmdError{Addr: src.Addr, Cmd: "SLOTD.MIGRATE FREEZE", Err: fmt.Errorf("unexpected reply %v", v)}
+	}
+	kind, _ := head[0].(string)
+	length, pttl := head[1], head[2]
+	defer func() {
+		if err != nil {
+			// Undo: the key stays on the source, writable again.
+			bg := context.WithoutCancel(ctx)
+			m.do(bg, dst, "SLOTD.MIGRATE", "DISCARD", key)
+			m.do(bg, src, "SLOTD.MIGRATE", "THAW", key)
+		}
+	}()
+	cursor := "0"
+	for {
+		v, err := m.do(ctx, src, "SLOTD.MIGRATE", "CHUNK", key, cursor, m.mo.chunk())
+		if err != nil {
+			return err
+		}
+		r, _ := v.([]any)
+		if len(r) == 0 {
+			return &CmdError{Addr: src.Addr, Cmd: "SLOTD.MIGRATE CHUNK", Err: fmt.Errorf("unexpected reply %v", v)}
+		}
+		cursor, _ = r[0].(string)
+		if len(r) > 1 {
+			args := append([]any{"SLOTD.MIGRATE", "STAGE", key, kind}, r[1:]...)
+			if _, err := m.do(ctx, dst, args...); err != nil {
+				return err
+			}
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	if _, err := m.do(ctx, dst, "SLOTD.MIGRATE", "COMMIT", key, pttl, length); err != nil {
+		return err
+	}
+	if _, err := m.do(ctx, src, "SLOTD.MIGRATE", "DELFROZEN", key); err != nil {
+		return err
+	}
+	m.prog.keys.Add(1)
+	m.prog.bigKeys.Add(1)
+	return nil
+}
