@@ -3,7 +3,9 @@ package node
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,8 +36,8 @@ func digestDataset() (cmds [][]string, keys []string) {
 		"s:bin": string(bin), "s:long": strings.Repeat("abcdefgh", 300), "s:noise": string(noise),
 		"s:44": strings.Repeat("x", 44), "s:45": strings.Repeat("y", 45),
 	}
-	for k, v := range strs {
-		add(k, []string{"SET", k, v})
+	for _, k := range slices.Sorted(maps.Keys(strs)) {
+		add(k, []string{"SET", k, strs[k]})
 	}
 	add("s:ttl", []string{"SET", "s:ttl", "v", "PX", "100000000"})
 	add("s:incr", []string{"SET", "s:incr", "1.5"}, []string{"INCRBYFLOAT", "s:incr", "2.25"})

@@ -256,6 +256,18 @@ func cmdMigrate(x *Ctx) {
 	for {
 		mc, err := cache.get(name, host, port, timeout)
 		if err != nil {
+			// redis-server connects without blocking and only sees a
+			// refused connection when it writes: it retries once, then
+			// answers with the write error. Only a connect that times
+			// out is reported as such.
+			if !isTimeout(err) && mayRetry {
+				mayRetry = false
+				continue
+			}
+			if !isTimeout(err) {
+				x.W.Error(migrateIOErr(true))
+				return
+			}
 			x.W.Error(errMigrateConnect)
 			return
 		}
