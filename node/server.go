@@ -75,6 +75,9 @@ type Server struct {
 	// ext is the state of the server commands (info.go).
 	ext serverExt
 
+	// mig caches MIGRATE's connections to its targets (cmd_migrate.go).
+	mig migrateCache
+
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
@@ -226,6 +229,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.mig.closeAll()
 	return nil
 }
 
@@ -450,6 +454,7 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
+			s.mig.closeIdle(now)
 			if !s.noActiveExpire.Load() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
