@@ -3,14 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,155 +64,28 @@ func mustSlotctl(t *testing.T, d time.Duration, args ...string) string {
 	return out
 }
 
-// load is the workload of Redis's own resharding test, through a go-redis
-// ClusterClient: RPUSH of unique values to many lists, INCRs and SETs. Each
-// list and counter belongs to one worker, so its expected content is known
-// exactly.
-type load struct {
-	lists    [][]string // per list key index: values pushed, in order
-	counters []int64
-	sets     []string
-	ops      atomic.Int64
-	errMu    sync.Mutex
-	errs     []string
-}
-
-const (
-	loadLists    = 50_000
-	loadCounters = 1000
-	loadSets     = 1000
-)
-
-func listKey(i int) string    { return "list:" + strconv.Itoa(i) }
-func counterKey(i int) string { return "counter:" + strconv.Itoa(i) }
-func setKey(i int) string     { return "string:" + strconv.Itoa(i) }
-
-// run performs total operations with workers goroutines; started is
-// closed after the first 2% so that the caller can begin a move then.
-func (l *load) run(c *redis.ClusterClient, total, workers int, started chan<- struct{}) {
-	l.lists = make([][]string, loadLists)
-	l.counters = make([]int64, loadCounters)
-	l.sets = make([]string, loadSets)
-	var once sync.Once
-	var wg sync.WaitGroup
-	per := total / workers
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(int64(w)))
-			ctx := context.Background()
-			for i := 0; i < per; i++ {
-				var err error
-				switch op := rng.Intn(10); {
-				case op < 6:
-					k := rng.Intn(loadLists/workers)*workers + w
-					v := fmt.Sprintf("%d-%d", w, i)
-					if err = c.RPush(ctx, listKey(k), v).Err(); err == nil {
-						l.lists[k] = append(l.lists[k], v)
-					}
-				case op < 8:
-					k := rng.Intn(loadCounters/workers)*workers + w
-					if err = c.Incr(ctx, counterKey(k)).Err(); err == nil {
-						l.counters[k]++
-					}
-				default:
-					k := rng.Intn(loadSets/workers)*workers + w
-					v := fmt.Sprintf("v%d-%d", w, i)
-					if err = c.Set(ctx, setKey(k), v, 0).Err(); err == nil {
-						l.sets[k] = v
-					}
-				}
-				if err != nil {
-					l.errMu.Lock()
-					l.errs = append(l.errs, err.Error())
-					l.errMu.Unlock()
-				}
-				if l.ops.Add(1) == int64(total/50) {
-					once.Do(func() { close(started) })
-				}
-			}
-		}(w)
-	}
-	wg.Wait()
-	once.Do(func() { close(started) })
-}
-
-// verify checks every list, counter and string against what was acked.
-func (l *load) verify(t *testing.T, c *redis.ClusterClient) {
-	t.Helper()
-	if len(l.errs) > 0 {
-		t.Errorf("%d client errors, first: %v", len(l.errs), l.errs[:min(5, len(l.errs))])
-	}
-	ctx := context.Background()
-	bad := 0
-	for k, want := range l.lists {
-		got, err := c.LRange(ctx, listKey(k), 0, -1).Result()
-		if err != nil {
-			t.Fatalf("LRANGE %s: %v", listKey(k), err)
-		}
-		if strings.Join(got, ",") != strings.Join(want, ",") {
-			if bad++; bad <= 5 {
-				t.Errorf("%s: %d values, want %d (got %v, want %v)", listKey(k), len(got), len(want), head(got), head(want))
-			}
-		}
-	}
-	for k, want := range l.counters {
-		got, err := c.Get(ctx, counterKey(k)).Int64()
-		if err == redis.Nil {
-			got, err = 0, nil
-		}
-		if err != nil || got != want {
-			if bad++; bad <= 10 {
-				t.Errorf("%s = %d (%v), want %d", counterKey(k), got, err, want)
-			}
-		}
-	}
-	for k, want := range l.sets {
-		got, err := c.Get(ctx, setKey(k)).Result()
-		if err == redis.Nil {
-			got, err = "", nil
-		}
-		if err != nil || got != want {
-			if bad++; bad <= 15 {
-				t.Errorf("%s = %q (%v), want %q", setKey(k), got, err, want)
-			}
-		}
-	}
-	if bad > 0 {
-		t.Errorf("%d keys differ", bad)
-	}
-}
-
-func head(s []string) []string { return s[:min(len(s), 5)] }
-
-func clusterClient(c *cluster) *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs: c.Addrs(),
-		// Redirects (MOVED, ASK) and TRYAGAIN are retried by the library;
-		// enough attempts to ride out a slot's switch.
-		MaxRedirects: 16,
-		MaxRetries:   16,
-		ReadTimeout:  10 * time.Second,
-		WriteTimeout: 10 * time.Second,
-	})
-}
-
 // reshardUnderLoad runs the load while move runs, then checks every key
 // and that the cluster is consistent.
 func reshardUnderLoad(t *testing.T, c *cluster, move func()) {
 	t.Helper()
-	cc := clusterClient(c)
-	defer cc.Close()
-	l := &load{}
-	started := make(chan struct{})
-	done := make(chan struct{})
-	go func() { defer close(done); l.run(cc, 200_000, 16, started) }()
-	<-started
+	total := int64(200000)
+	if s := os.Getenv("SLOTD_E2E_RESHARD_OPS"); s != "" {
+		total, _ = strconv.ParseInt(s, 10, 64)
+	}
+	l := newReshardLoad(c, 50000, 16, total)
+	defer l.rdb.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	l.start(ctx)
+	waitFor(t, 30*time.Second, "some load before the move", func() (bool, string) {
+		return l.done.Load() > total/10 || l.errs.Load() > 0, fmt.Sprint(l.done.Load())
+	})
+	start := time.Now()
 	move()
-	<-done
-	t.Logf("load: %d operations", l.ops.Load())
-	l.verify(t, cc)
+	t.Logf("the move took %v, %d ops done meanwhile", time.Since(start).Round(time.Millisecond), l.done.Load())
+	l.finished.Wait()
+	l.verify(t)
+	c.WaitCheck(c.Nodes[0], 20*time.Second)
 	out := mustSlotctl(t, time.Minute, "check", c.Nodes[0].Addr())
 	if !strings.Contains(out, "[OK] All 16384 slots covered.") {
 		t.Errorf("slotctl check after the move:\n%s", out)
