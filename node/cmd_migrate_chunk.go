@@ -29,6 +29,9 @@ import (
 //	  STAGE key kind element...          -> :staged-so-far (hidden until COMMIT)
 //	  COMMIT key pttl length             -> +OK installs the staged value as key
 //	  DISCARD key                        -> :1 if something was staged
+//	On any master:
+//	  SETSLOTS action node-id slot...    -> CLUSTER SETSLOT for many slots, one config write
+//	                                        (cmd_migrate_batch.go)
 //
 // Elements are flat: member score pairs for a zset, field value pairs for a
 // hash, members for a set, elements in order for a list. A frozen key's
@@ -129,12 +132,14 @@ func registerMigrateChunk(t Table) {
 	sub("stage", -5, FlagAsking|FlagDenyOOM, 2, LockKeys, cmdChunkStage)
 	sub("commit", 5, FlagAsking, 2, LockKeys, cmdChunkCommit)
 	sub("discard", 3, FlagAsking, 2, LockKeys, cmdChunkDiscard)
+	sub("setslots", -5, FlagStale|FlagNoAsyncLoading, 0, LockKeys, cmdSetSlots)
 	sub("help", 2, 0, 0, LockKeys, func(x *Ctx) {
 		lines := []string{
 			"SLOTD.MIGRATE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
 			"VERSION", "BIGKEYS <slot> <min-elements> <count>", "FREEZE <key> <lease-ms>",
 			"CHUNK <key> <cursor> <count>", "THAW <key>", "DELFROZEN <key>",
-			"STAGE <key> <kind> <element> ...", "COMMIT <key> <pttl> <length>", "DISCARD <key>", "HELP",
+			"STAGE <key> <kind> <element> ...", "COMMIT <key> <pttl> <length>", "DISCARD <key>",
+			"SETSLOTS <IMPORTING|MIGRATING|NODE|STABLE> <node-id|-> <slot> ...", "HELP",
 		}
 		x.W.Array(len(lines))
 		for _, l := range lines {

@@ -352,3 +352,33 @@ func loadAverage() float64 {
 	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
 	return f
 }
+
+// TestSetSlots runs SETSLOT's transitions for several slots at once and
+// checks the per-slot replies and errors.
+func TestSetSlots(t *testing.T) {
+	a, b, ida, idb := twoMasters(t)
+	b.tc.expect("*3|+OK|+OK|+OK|", "SLOTD.MIGRATE", "SETSLOTS", "IMPORTING", ida, "1", "2", "3")
+	a.tc.expect("*3|+OK|+OK|-ERR I'm not the owner of hash slot 8192|", "SLOTD.MIGRATE", "SETSLOTS", "MIGRATING", idb, "1", "2", "8192")
+	b.tc.expect("*1|-ERR I'm already the owner of hash slot 8192|", "SLOTD.MIGRATE", "SETSLOTS", "importing", ida, "8192")
+	nodes := bulkText(a.tc.do("CLUSTER", "NODES"))
+	if !strings.Contains(nodes, "[1->-"+idb+"]") || !strings.Contains(nodes, "[2->-"+idb+"]") {
+		t.Fatalf("A's open slots: %s", nodes)
+	}
+	b.tc.expect("*2|+OK|+OK|", "SLOTD.MIGRATE", "SETSLOTS", "NODE", idb, "1", "2")
+	a.tc.expect("*2|+OK|+OK|", "SLOTD.MIGRATE", "SETSLOTS", "NODE", idb, "1", "2")
+	b.tc.expect("*1|+OK|", "SLOTD.MIGRATE", "SETSLOTS", "STABLE", "-", "3")
+	for _, m := range []*clusterMember{a, b} {
+		nodes := bulkText(m.tc.do("CLUSTER", "NODES"))
+		if strings.Contains(nodes, "[") {
+			t.Errorf("open slots left: %s", nodes)
+		}
+	}
+	if !strings.Contains(bulkText(a.tc.do("CLUSTER", "NODES")), "myself,master - 0 0 1 connected 0 3-8191") {
+		t.Errorf("A's slots after the move: %s", bulkText(a.tc.do("CLUSTER", "NODES")))
+	}
+	a.tc.expect("-ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP|", "SLOTD.MIGRATE", "SETSLOTS", "bogus", "-", "1")
+	a.tc.expect("-ERR Unknown node nope|", "SLOTD.MIGRATE", "SETSLOTS", "NODE", "nope", "1")
+	a.tc.expect("-ERR I don't know about node nope|", "SLOTD.MIGRATE", "SETSLOTS", "MIGRATING", "nope", "1")
+	a.tc.expect("-ERR Invalid or out of range slot|", "SLOTD.MIGRATE", "SETSLOTS", "STABLE", "-", "16384")
+	a.tc.expect("-ERR Invalid or out of range slot|", "SLOTD.MIGRATE", "SETSLOTS", "STABLE", "-", "x")
+}

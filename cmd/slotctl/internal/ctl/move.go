@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +62,7 @@ func def(v, d int) int {
 type progress struct {
 	slotsTotal, slotsDone atomic.Int64
 	keys, bigKeys         atomic.Int64
+	setslots, batches     atomic.Int64
 	start                 time.Time
 }
 
@@ -78,18 +78,122 @@ type mover struct {
 	mu    sync.Mutex
 	pools map[string]*redis.Client
 	slotd map[string]bool
+	// batch coalesces the SETSLOT calls of parallel moves per slotd node.
+	batch map[string]chan setslotReq
 	// reported is closed when the progress reporter has stopped.
 	reported chan struct{}
 }
 
 func newMover(c *Cluster, o *Options, mo *MoveOptions) *mover {
 	return &mover{c: c, o: o, mo: mo, prog: &progress{start: time.Now()},
-		pools: map[string]*redis.Client{}, slotd: map[string]bool{}}
+		pools: map[string]*redis.Client{}, slotd: map[string]bool{}, batch: map[string]chan setslotReq{}}
 }
 
+// close stops the SETSLOT batchers and closes the pools; no move may be
+// running.
 func (m *mover) close() {
+	for _, ch := range m.batch {
+		close(ch)
+	}
 	for _, p := range m.pools {
 		p.Close()
+	}
+}
+
+type setslotReq struct {
+	slot       int
+	action, id string
+	done       chan error
+}
+
+// setslot runs CLUSTER SETSLOT slot action [id] on n. On a slotd node the
+// calls of concurrent moves are coalesced into SLOTD.MIGRATE SETSLOTS, so
+// that the node writes its config once for the batch rather than once per
+// slot; elsewhere it is a plain CLUSTER SETSLOT.
+func (m *mover) setslot(ctx context.Context, n *Node, slot int, action, id string) error {
+	if !m.isSlotd(ctx, n) {
+		args := []any{"CLUSTER", "SETSLOT", slot, action}
+		if id != "" {
+			args = append(args, id)
+		}
+		_, err := m.do(ctx, n, args...)
+		return err
+	}
+	m.mu.Lock()
+	ch := m.batch[n.ID]
+	if ch == nil {
+		ch = make(chan setslotReq, 1024)
+		m.batch[n.ID] = ch
+		go m.runBatcher(n, ch)
+	}
+	m.mu.Unlock()
+	req := setslotReq{slot: slot, action: action, id: id, done: make(chan error, 1)}
+	ch <- req
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// runBatcher sends the queued SETSLOT requests of one node: whatever has
+// queued while the previous batch was in flight goes in the next, one
+// SETSLOTS per action and id.
+func (m *mover) runBatcher(n *Node, ch chan setslotReq) {
+	for first := range ch {
+		reqs := []setslotReq{first}
+	drain:
+		for len(reqs) < 512 {
+			select {
+			case r, ok := <-ch:
+				if !ok {
+					break drain
+				}
+				reqs = append(reqs, r)
+			default:
+				break drain
+			}
+		}
+		type key struct{ action, id string }
+		var order []key
+		groups := map[key][]setslotReq{}
+		for _, r := range reqs {
+			k := key{r.action, r.id}
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], r)
+		}
+		for _, k := range order {
+			g := groups[k]
+			id := k.id
+			if id == "" {
+				id = "-"
+			}
+			args := []any{"SLOTD.MIGRATE", "SETSLOTS", k.action, id}
+			for _, r := range g {
+				args = append(args, r.slot)
+			}
+			v, err := m.do(context.Background(), n, args...)
+			m.prog.batches.Add(1)
+			m.prog.setslots.Add(int64(len(g)))
+			res, _ := v.([]any)
+			for i, r := range g {
+				switch {
+				case err != nil:
+					r.done <- err
+				case i >= len(res):
+					r.done <- &CmdError{Addr: n.Addr, Cmd: "SLOTD.MIGRATE SETSLOTS", Err: fmt.Errorf("%d replies for %d slots", len(res), len(g))}
+				default:
+					if e, ok := res[i].(error); ok {
+						r.done <- &CmdError{Addr: n.Addr, Cmd: fmt.Sprintf("CLUSTER SETSLOT %d %s %s", r.slot, k.action, k.id), Err: e}
+					} else {
+						r.done <- nil
+					}
+				}
+			}
+		}
 	}
 }
 
@@ -161,20 +265,25 @@ outer:
 // target, the source and every other master. Each step is skipped when
 // the node is already past it, so the same call finishes a slot an
 // interrupted run left open.
-func (m *mover) moveSlot(ctx context.Context, slot int, src, dst *Node) error {
-	s := strconv.Itoa(slot)
-	marks, err := m.slotMarks(ctx, slot, src, dst)
-	if err != nil {
-		return err
+//
+// stable says the caller knows the slot is stable and owned by src (a
+// fresh plan); otherwise both nodes' marks are read first.
+func (m *mover) moveSlot(ctx context.Context, slot int, src, dst *Node, stable bool) error {
+	srcInfo, dstInfo := slotMark{owns: true}, slotMark{}
+	if !stable {
+		marks, err := m.slotMarks(ctx, slot, src, dst)
+		if err != nil {
+			return err
+		}
+		srcInfo, dstInfo = marks[0], marks[1]
 	}
-	srcInfo, dstInfo := marks[0], marks[1]
 	if !dstInfo.owns && dstInfo.importing != src.ID {
-		if _, err := m.do(ctx, dst, "CLUSTER", "SETSLOT", s, "IMPORTING", src.ID); err != nil {
+		if err := m.setslot(ctx, dst, slot, "IMPORTING", src.ID); err != nil {
 			return err
 		}
 	}
 	if srcInfo.owns && srcInfo.migrating != dst.ID {
-		if _, err := m.do(ctx, src, "CLUSTER", "SETSLOT", s, "MIGRATING", dst.ID); err != nil {
+		if err := m.setslot(ctx, src, slot, "MIGRATING", dst.ID); err != nil {
 			return err
 		}
 	}
@@ -188,21 +297,27 @@ func (m *mover) moveSlot(ctx context.Context, slot int, src, dst *Node) error {
 // on every other master. A master that fails is reported in the error
 // after the others were told.
 func (m *mover) assign(ctx context.Context, slot int, dst, first *Node) error {
-	s := strconv.Itoa(slot)
-	if _, err := m.do(ctx, dst, "CLUSTER", "SETSLOT", s, "NODE", dst.ID); err != nil {
+	if err := m.setslot(ctx, dst, slot, "NODE", dst.ID); err != nil {
 		return err
 	}
 	if first != nil && first.ID != dst.ID {
-		if _, err := m.do(ctx, first, "CLUSTER", "SETSLOT", s, "NODE", dst.ID); err != nil {
+		if err := m.setslot(ctx, first, slot, "NODE", dst.ID); err != nil {
 			return err
 		}
 	}
-	var errs []error
-	for _, n := range m.others(dst, first) {
-		if _, err := m.do(ctx, n, "CLUSTER", "SETSLOT", s, "NODE", dst.ID); err != nil {
-			errs = append(errs, err)
-		}
+	// The others learn it at once rather than by gossip; they are told
+	// concurrently, each one's calls batched with other slots'.
+	others := m.others(dst, first)
+	errs := make([]error, len(others))
+	var wg sync.WaitGroup
+	for i, n := range others {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = m.setslot(ctx, n, slot, "NODE", dst.ID)
+		}()
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

@@ -282,7 +282,7 @@ func (c *Cluster) execute(ctx context.Context, r *Reporter, o *Options, mo *Move
 			for mv := range work {
 				// A slot that started finishes even when the run is
 				// interrupted, so Ctrl-C leaves no slot open.
-				if err := m.moveSlot(context.WithoutCancel(ctx), mv.Slot, byID[mv.From], byID[mv.To]); err != nil {
+				if err := m.moveSlot(context.WithoutCancel(ctx), mv.Slot, byID[mv.From], byID[mv.To], true); err != nil {
 					fail(fmt.Errorf("slot %d: %w", mv.Slot, err))
 					continue
 				}
@@ -318,6 +318,9 @@ feed:
 	}
 	r.OK("Moved %d %s and %d keys (%d in chunks) in %.1fs (%.0f keys/s).", res.Slots, plural(int(res.Slots), "slot", "slots"),
 		res.Keys, res.BigKeys, res.Elapsed.Seconds(), float64(res.Keys)/max(res.Elapsed.Seconds(), 1e-9))
+	if b := m.prog.batches.Load(); b > 0 {
+		r.Line("%d SETSLOT calls sent in %d batches (SLOTD.MIGRATE SETSLOTS).", m.prog.setslots.Load(), b)
+	}
 	return res, nil
 }
 
@@ -563,18 +566,18 @@ func (m *mover) applyFix(ctx context.Context, f migrate.Fix, byID map[string]*No
 			if err != nil {
 				return err
 			}
-			if _, err := m.do(ctx, n, "CLUSTER", "SETSLOT", s, "STABLE"); err != nil {
+			if err := m.setslot(ctx, n, f.Slot, "STABLE", ""); err != nil {
 				return err
 			}
 		}
-		return m.moveSlot(ctx, f.Slot, src, dst)
+		return m.moveSlot(ctx, f.Slot, src, dst, false)
 	case migrate.FixRollback, migrate.FixClear:
 		for _, id := range f.Stable {
 			n, err := node(id)
 			if err != nil {
 				return err
 			}
-			if _, err := m.do(ctx, n, "CLUSTER", "SETSLOT", s, "STABLE"); err != nil {
+			if err := m.setslot(ctx, n, f.Slot, "STABLE", ""); err != nil {
 				return err
 			}
 		}
@@ -617,14 +620,14 @@ func (m *mover) applyFix(ctx context.Context, f migrate.Fix, byID map[string]*No
 				return err
 			}
 			if cm[0].importing == "" && !cm[0].owns {
-				if _, err := m.do(ctx, n, "CLUSTER", "SETSLOT", s, "IMPORTING", to.ID); err != nil {
+				if err := m.setslot(ctx, n, f.Slot, "IMPORTING", to.ID); err != nil {
 					return err
 				}
 			}
 			if err := m.moveKeys(ctx, f.Slot, n, to, !cm[0].owns); err != nil {
 				return err
 			}
-			if _, err := m.do(ctx, n, "CLUSTER", "SETSLOT", s, "STABLE"); err != nil {
+			if err := m.setslot(ctx, n, f.Slot, "STABLE", ""); err != nil {
 				return err
 			}
 		}
@@ -633,7 +636,7 @@ func (m *mover) applyFix(ctx context.Context, f migrate.Fix, byID map[string]*No
 			if err != nil {
 				return err
 			}
-			if _, err := m.do(ctx, n, "CLUSTER", "SETSLOT", s, "STABLE"); err != nil {
+			if err := m.setslot(ctx, n, f.Slot, "STABLE", ""); err != nil {
 				return err
 			}
 		}
