@@ -69,6 +69,7 @@ Flags of reshard, rebalance, drain and fix:
   --big-key N       move collections of N or more elements in chunks, slotd to slotd (default 10000, -1: never)
   --chunk N         elements per chunk (default 1000)
   --migrate-timeout D  MIGRATE's timeout (default 60s)
+  --trace           print the average time per slot of each step
 
 Global flags:
   --timeout D     timeout of one command, e.g. 5s (default 10s)
@@ -112,6 +113,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	moveFlags := func() {
 		fs.BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 		fs.BoolVar(&mo.DryRun, "dry-run", false, "print the plan and stop")
+		fs.BoolVar(&mo.Trace, "trace", false, "print where the time of the moves went")
 		fs.IntVar(&mo.Parallel, "parallel", 4, "slots moved at once")
 		fs.IntVar(&mo.Pipeline, "pipeline", 100, "keys per MIGRATE call")
 		fs.BoolVar(&mo.Replace, "replace", false, "overwrite keys the target already holds")

@@ -37,6 +37,8 @@ type MoveOptions struct {
 	Chunk int
 	// DryRun prints the plan and stops.
 	DryRun bool
+	// Trace prints where the time of a move went.
+	Trace bool
 }
 
 func (m *MoveOptions) parallel() int { return def(m.Parallel, 4) }
@@ -63,6 +65,8 @@ type progress struct {
 	slotsTotal, slotsDone atomic.Int64
 	keys, bigKeys         atomic.Int64
 	setslots, batches     atomic.Int64
+	// Time spent by all moves in each step, for --trace.
+	tOpen, tKeys, tBig, tAssign atomic.Int64
 	start                 time.Time
 }
 
@@ -80,6 +84,10 @@ type mover struct {
 	slotd map[string]bool
 	// batch coalesces the SETSLOT calls of parallel moves per slotd node.
 	batch map[string]chan setslotReq
+	// bigSlots, when not nil, lists the slots found holding large
+	// collections before the run (scanBigKeys); other slots skip the
+	// per-slot BIGKEYS call.
+	bigSlots map[int]bool
 	// reported is closed when the progress reporter has stopped.
 	reported chan struct{}
 }
@@ -277,6 +285,7 @@ func (m *mover) moveSlot(ctx context.Context, slot int, src, dst *Node, stable b
 		}
 		srcInfo, dstInfo = marks[0], marks[1]
 	}
+	t0 := time.Now()
 	if !dstInfo.owns && dstInfo.importing != src.ID {
 		if err := m.setslot(ctx, dst, slot, "IMPORTING", src.ID); err != nil {
 			return err
@@ -287,10 +296,54 @@ func (m *mover) moveSlot(ctx context.Context, slot int, src, dst *Node, stable b
 			return err
 		}
 	}
+	t1 := time.Now()
+	m.prog.tOpen.Add(int64(t1.Sub(t0)))
 	if err := m.moveKeys(ctx, slot, src, dst, !srcInfo.owns); err != nil {
 		return err
 	}
-	return m.assign(ctx, slot, dst, src)
+	t2 := time.Now()
+	m.prog.tKeys.Add(int64(t2.Sub(t1)))
+	defer func() { m.prog.tAssign.Add(int64(time.Since(t2))) }()
+	for try := 0; ; try++ {
+		err := m.assign(ctx, slot, dst, src)
+		if err == nil || try == 3 || !strings.Contains(err.Error(), "still hold keys") {
+			return err
+		}
+		// A key reached the source after the last GETKEYSINSLOT (an
+		// expired-then-rewritten race); move what is left and retry.
+		if err := m.moveKeys(ctx, slot, src, dst, false); err != nil {
+			return err
+		}
+	}
+}
+
+// scanBigKeys finds, before a run, which of the planned slots hold
+// collections of BigKey elements or more, with one pipelined BIGKEYS per
+// slot per source, so that the moves of the other slots skip that call.
+func (m *mover) scanBigKeys(ctx context.Context, bySource map[*Node][]int) error {
+	m.bigSlots = map[int]bool{}
+	for src, ss := range bySource {
+		if !m.isSlotd(ctx, src) {
+			continue
+		}
+		for i := 0; i < len(ss); i += 1000 {
+			pipe := m.pool(src).Pipeline()
+			part := ss[i:min(i+1000, len(ss))]
+			for _, s := range part {
+				pipe.Do(ctx, "SLOTD.MIGRATE", "BIGKEYS", s, m.mo.bigKey(), 1)
+			}
+			cmds, err := pipe.Exec(ctx)
+			if err != nil {
+				return &CmdError{Addr: src.Addr, Cmd: "SLOTD.MIGRATE BIGKEYS", Err: err}
+			}
+			for j, c := range cmds {
+				if v, _ := c.(*redis.Cmd).Val().([]any); len(v) > 0 {
+					m.bigSlots[part[j]] = true
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // assign runs SETSLOT NODE dst on dst, then on first (when not nil), then
@@ -358,10 +411,12 @@ func (m *mover) slotMarks(ctx context.Context, slot int, nodes ...*Node) (out [2
 // with ASKING, for a source that holds keys of a slot it does not own
 // (it must then mark the slot importing for ASKING to apply).
 func (m *mover) moveKeys(ctx context.Context, slot int, src, dst *Node, asking bool) error {
-	if !asking && m.mo.bigKey() > 0 && m.isSlotd(ctx, src) && m.isSlotd(ctx, dst) {
+	if !asking && m.mo.bigKey() > 0 && (m.bigSlots == nil || m.bigSlots[slot]) && m.isSlotd(ctx, src) && m.isSlotd(ctx, dst) {
+		t := time.Now()
 		if err := m.moveBigKeys(ctx, slot, src, dst); err != nil {
 			return err
 		}
+		m.prog.tBig.Add(int64(time.Since(t)))
 	}
 	host, port, err := net.SplitHostPort(dst.Addr)
 	if err != nil {
@@ -377,6 +432,11 @@ func (m *mover) moveKeys(ctx context.Context, slot int, src, dst *Node, asking b
 		if len(keys) == 0 {
 			return nil
 		}
+		// Fewer keys than asked for means these were all: while the slot
+		// is migrating a missing key is sent to the target (ASK), so the
+		// source gains none. SETSLOT NODE on the source checks it, and
+		// moveSlot comes back here if it was wrong.
+		last := len(keys) < batch*m.mo.depth()
 		pipe := m.pool(src).Pipeline()
 		var sent []int
 		for i := 0; i < len(keys); i += batch {
@@ -416,6 +476,9 @@ func (m *mover) moveKeys(ctx context.Context, slot int, src, dst *Node, asking b
 			}
 			m.prog.keys.Add(int64(sent[j]))
 			j++
+		}
+		if last {
+			return nil
 		}
 	}
 }

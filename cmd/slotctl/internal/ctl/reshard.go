@@ -259,6 +259,18 @@ func (c *Cluster) execute(ctx context.Context, r *Reporter, o *Options, mo *Move
 	m := newMover(c, o, mo)
 	defer m.close()
 	m.prog.slotsTotal.Store(int64(len(moves)))
+	if mo.bigKey() > 0 {
+		bySource := map[*Node][]int{}
+		for _, mv := range moves {
+			bySource[byID[mv.From]] = append(bySource[byID[mv.From]], mv.Slot)
+		}
+		if err := m.scanBigKeys(ctx, bySource); err != nil {
+			return nil, err
+		}
+		if n := len(m.bigSlots); n > 0 {
+			r.Line("%d %s hold collections of %d or more elements: they move in chunks of %d.", n, plural(n, "slot", "slots"), mo.bigKey(), mo.chunk())
+		}
+	}
 	r.Section("Moving %d %s (%d in parallel, %d keys per MIGRATE)", len(moves), plural(len(moves), "slot", "slots"), mo.parallel(), mo.pipeline())
 
 	work := make(chan migrate.Move)
@@ -318,6 +330,11 @@ feed:
 	}
 	r.OK("Moved %d %s and %d keys (%d in chunks) in %.1fs (%.0f keys/s).", res.Slots, plural(int(res.Slots), "slot", "slots"),
 		res.Keys, res.BigKeys, res.Elapsed.Seconds(), float64(res.Keys)/max(res.Elapsed.Seconds(), 1e-9))
+	if mo.Trace {
+		n := max(res.Slots, 1)
+		r.Line("Per slot, on average: opening %v, big keys %v, keys %v (including big keys), SETSLOT NODE %v.",
+			time.Duration(m.prog.tOpen.Load()/n), time.Duration(m.prog.tBig.Load()/n), time.Duration(m.prog.tKeys.Load()/n), time.Duration(m.prog.tAssign.Load()/n))
+	}
 	if b := m.prog.batches.Load(); b > 0 {
 		r.Line("%d SETSLOT calls sent in %d batches (SLOTD.MIGRATE SETSLOTS).", m.prog.setslots.Load(), b)
 	}
