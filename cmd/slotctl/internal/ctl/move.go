@@ -67,7 +67,7 @@ type progress struct {
 	setslots, batches     atomic.Int64
 	// Time spent by all moves in each step, for --trace.
 	tOpen, tKeys, tBig, tAssign atomic.Int64
-	start                 time.Time
+	start                       time.Time
 }
 
 // mover runs the per-slot protocol against the nodes of one cluster. It
