@@ -46,9 +46,9 @@ start_node() { # kind port
 			>"$work/slotd-$port.log" 2>&1 &
 	fi
 	pids+=($!)
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 600); do
 		[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
-		sleep 0.05
+		sleep 0.1
 	done
 	echo "bench-reshard: node on port $port did not start" >&2
 	tail -5 "$work/slotd-$port.log" "$work/redis-$port.log" 2>/dev/null >&2 || true
