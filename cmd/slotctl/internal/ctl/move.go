@@ -508,8 +508,8 @@ func (m *mover) moveBigKey(ctx context.Context, src, dst *Node, key string) (err
 	v, err := m.do(ctx, src, "SLOTD.MIGRATE", "FREEZE", key, 30000)
 	if err != nil {
 		var ce *CmdError
-		if errors.As(err, &ce) && strings.Contains(ce.Err.Error(), "no such key") {
-			return nil // expired or deleted meanwhile
+		if errors.As(err, &ce) && (strings.Contains(ce.Err.Error(), "no such key") || strings.HasPrefix(ce.Err.Error(), "ASK ")) {
+			return nil // expired or deleted since BIGKEYS listed it
 		}
 		return err
 	}
