@@ -103,7 +103,7 @@ func TestSlotctlReshardUnderLoad(t *testing.T) {
 	a, b := c.Nodes[0], c.Nodes[1]
 	reshardUnderLoad(t, c, func() {
 		out := mustSlotctl(t, 5*time.Minute, "reshard", a.Addr(), "--from", a.ID(t), "--to", b.ID(t), "--slots", "5461",
-			"--yes", "--parallel", "4", "--pipeline", "100")
+			"--yes", "--parallel", "16", "--pipeline", "100")
 		t.Logf("slotctl reshard:\n%s", tail(out, 1500))
 	})
 	owners := slotOwners(t, c.Nodes[2])
@@ -126,7 +126,7 @@ func TestSlotctlRebalanceAfterAddNode(t *testing.T) {
 	mustSlotctl(t, time.Minute, "add-node", nd.Addr(), c.Nodes[0].Addr())
 	c.WaitOK(15 * time.Second)
 	reshardUnderLoad(t, c, func() {
-		out := mustSlotctl(t, 5*time.Minute, "rebalance", c.Nodes[0].Addr(), "--use-empty-masters", "--yes", "--parallel", "4")
+		out := mustSlotctl(t, 5*time.Minute, "rebalance", c.Nodes[0].Addr(), "--use-empty-masters", "--yes", "--parallel", "64")
 		t.Logf("slotctl rebalance:\n%s", tail(out, 1500))
 	})
 	counts := map[string]int{}
@@ -172,7 +172,7 @@ func TestSlotctlMovesBigKeysInChunks(t *testing.T) {
 		ac.PExpire(ctx, k+"z", time.Hour)
 	}
 	out := mustSlotctl(t, 2*time.Minute, "reshard", a.Addr(), "--from", a.ID(t), "--to", b.ID(t), "--slots", "5461",
-		"--yes", "--big-key", "1000", "--chunk", "300", "--parallel", "8")
+		"--yes", "--big-key", "1000", "--chunk", "300", "--parallel", "64")
 	if !strings.Contains(out, "9 keys (9 in chunks)") {
 		t.Errorf("slotctl reshard output:\n%s", out)
 	}
