@@ -23,9 +23,17 @@ REDIS_CLI=${REDIS_CLI:-0}
 
 work=$(mktemp -d /tmp/slotd-bench-reshard.XXXXXX)
 pids=()
+probe=
 cleanup() {
+	status=$?
+	[ -n "$probe" ] && kill "$probe" 2>/dev/null || true
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	if [ $status != 0 ]; then
+		keep=$(mktemp -d /tmp/slotd-bench-reshard-failed.XXXXXX)
+		cp "$work"/*.log "$work"/*.txt "$keep"/ 2>/dev/null || true
+		echo "bench-reshard: failed; logs kept in $keep" >&2
+	fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -78,7 +86,7 @@ run_reshard() {
 	local before after
 	before=$(redis-cli -p $((first + 1)) dbsize)
 	"$work/reshardbench" probe 127.0.0.1:$first 0 5460 >"$work/probe-$name.txt" &
-	local probe=$!
+	probe=$!
 	sleep 1
 	local t0 t1
 	t0=$(date +%s.%N)
@@ -86,6 +94,7 @@ run_reshard() {
 	t1=$(date +%s.%N)
 	kill -TERM $probe
 	wait $probe || true
+	probe=
 	after=$(redis-cli -p $((first + 1)) dbsize)
 	local moved=$((after - before))
 	moved=${moved#-}
@@ -104,14 +113,16 @@ run_reshard "slotctl reshard (parallel $PARALLEL)" "$BASE" \
 tail -3 "$work/out-slotctl reshard (parallel $PARALLEL).txt"
 
 if [ "$REDIS_CLI" = 1 ]; then
-	# Move the slots back with redis-cli, against slotd.
-	run_reshard "redis-cli reshard, slotd" "$BASE" \
-		redis-cli --cluster reshard 127.0.0.1:$BASE --cluster-from "$dst" --cluster-to "$src" \
-		--cluster-slots 5461 --cluster-yes --cluster-pipeline 100
+	# The same 5461 slots with the unmodified redis-cli, on a redis-server
+	# cluster holding the same data, then on the slotd cluster (moving the
+	# slots back).
 	cluster redis $((BASE + 3))
 	rsrc=$(redis-cli -p $((BASE + 3)) cluster myid)
 	rdst=$(redis-cli -p $((BASE + 4)) cluster myid)
 	run_reshard "redis-cli reshard, redis-server" $((BASE + 3)) \
 		redis-cli --cluster reshard 127.0.0.1:$((BASE + 3)) --cluster-from "$rsrc" --cluster-to "$rdst" \
+		--cluster-slots 5461 --cluster-yes --cluster-pipeline 100
+	run_reshard "redis-cli reshard, slotd" "$BASE" \
+		redis-cli --cluster reshard 127.0.0.1:$BASE --cluster-from "$dst" --cluster-to "$src" \
 		--cluster-slots 5461 --cluster-yes --cluster-pipeline 100
 fi
