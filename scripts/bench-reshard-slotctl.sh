@@ -5,21 +5,26 @@
 # of the moving slots. Prints keys/s and the probe's latency percentiles.
 #
 # With REDIS_CLI=1 it also runs the unmodified `redis-cli --cluster reshard
-# --cluster-pipeline 100` on the same data against slotd and against a
-# redis-server 7 cluster, for comparison.
+# --cluster-pipeline 100` on the same data against a redis-server 7
+# cluster, and with REDIS_CLI_SLOTD=1 against slotd too (slow: one config
+# write per SETSLOT), for comparison.
 #
-# Environment: N=1000000 SIZE=64 PARALLEL=128 PIPELINE=100 BASE=25450
-# (nodes on BASE..BASE+2, BASE+3..BASE+5 for redis-server; bus +10000).
+# Environment: N=1000000 SIZE=64 PARALLEL=512 PIPELINE=100 BASE=25450
+# (each cluster takes the first three consecutive ports from BASE whose
+# bus ports, +10000, are free too: bus ports above 32767 can be taken by
+# outgoing connections).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
 N=${N:-1000000}
 SIZE=${SIZE:-64}
-PARALLEL=${PARALLEL:-128}
+PARALLEL=${PARALLEL:-512}
 PIPELINE=${PIPELINE:-100}
 BASE=${BASE:-25450}
 REDIS_CLI=${REDIS_CLI:-0}
+REDIS_CLI_SLOTD=${REDIS_CLI_SLOTD:-0}
+next_port=$BASE
 
 work=$(mktemp -d /tmp/slotd-bench-reshard.XXXXXX)
 pids=()
@@ -63,8 +68,24 @@ start_node() { # kind port
 	exit 1
 }
 
-cluster() { # kind first_port
-	local kind=$1 first=$2
+port_free() { # port: neither it nor its bus port is bound or used by a connection
+	[ -z "$(ss -Htan "( sport = :$1 or sport = :$(($1 + 10000)) )" 2>/dev/null)" ]
+}
+
+# pick_ports sets first to the first of three consecutive free ports from next_port.
+pick_ports() {
+	while ! { port_free $next_port && port_free $((next_port + 1)) && port_free $((next_port + 2)); }; do
+		next_port=$((next_port + 1))
+		[ $next_port -gt 25497 ] && { echo "bench-reshard: no free ports" >&2; exit 1; }
+	done
+	first=$next_port
+	next_port=$((next_port + 3))
+}
+
+cluster() { # kind; sets first
+	local kind=$1
+	pick_ports
+	local p
 	for p in $first $((first + 1)) $((first + 2)); do start_node "$kind" "$p"; done
 	redis-cli --cluster create 127.0.0.1:$first 127.0.0.1:$((first + 1)) 127.0.0.1:$((first + 2)) \
 		--cluster-replicas 0 --cluster-yes >/dev/null
@@ -104,25 +125,28 @@ run_reshard() {
 }
 
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); N=$N SIZE=$SIZE"
-cluster slotd "$BASE"
-src=$(redis-cli -p "$BASE" cluster myid)
-dst=$(redis-cli -p $((BASE + 1)) cluster myid)
-run_reshard "slotctl reshard (parallel $PARALLEL)" "$BASE" \
-	"$work/slotctl" reshard 127.0.0.1:$BASE --from "$src" --to "$dst" --slots 5461 --yes \
+cluster slotd
+sfirst=$first
+src=$(redis-cli -p "$sfirst" cluster myid)
+dst=$(redis-cli -p $((sfirst + 1)) cluster myid)
+run_reshard "slotctl reshard (parallel $PARALLEL)" "$sfirst" \
+	"$work/slotctl" reshard 127.0.0.1:$sfirst --from "$src" --to "$dst" --slots 5461 --yes \
 	--parallel "$PARALLEL" --pipeline "$PIPELINE" --trace
 tail -3 "$work/out-slotctl reshard (parallel $PARALLEL).txt"
 
 if [ "$REDIS_CLI" = 1 ]; then
-	# The same 5461 slots with the unmodified redis-cli, on a redis-server
-	# cluster holding the same data, then on the slotd cluster (moving the
-	# slots back).
-	cluster redis $((BASE + 3))
-	rsrc=$(redis-cli -p $((BASE + 3)) cluster myid)
-	rdst=$(redis-cli -p $((BASE + 4)) cluster myid)
-	run_reshard "redis-cli reshard, redis-server" $((BASE + 3)) \
-		redis-cli --cluster reshard 127.0.0.1:$((BASE + 3)) --cluster-from "$rsrc" --cluster-to "$rdst" \
+	# The same 5461 slots with the unmodified redis-cli on a redis-server
+	# cluster holding the same data.
+	cluster redis
+	rsrc=$(redis-cli -p "$first" cluster myid)
+	rdst=$(redis-cli -p $((first + 1)) cluster myid)
+	run_reshard "redis-cli reshard, redis-server" "$first" \
+		redis-cli --cluster reshard 127.0.0.1:$first --cluster-from "$rsrc" --cluster-to "$rdst" \
 		--cluster-slots 5461 --cluster-yes --cluster-pipeline 100
-	run_reshard "redis-cli reshard, slotd" "$BASE" \
-		redis-cli --cluster reshard 127.0.0.1:$BASE --cluster-from "$dst" --cluster-to "$src" \
+fi
+if [ "$REDIS_CLI_SLOTD" = 1 ]; then
+	# redis-cli moving the slots back on the slotd cluster.
+	run_reshard "redis-cli reshard, slotd" "$sfirst" \
+		redis-cli --cluster reshard 127.0.0.1:$sfirst --cluster-from "$dst" --cluster-to "$src" \
 		--cluster-slots 5461 --cluster-yes --cluster-pipeline 100
 fi
