@@ -20,17 +20,19 @@
 //     call Section/OK/Warn/Err/Progress on a Reporter; a progress bar for key
 //     moves can be added there without touching the operations.
 //   - one file per operation (create.go, check.go, info.go, addnode.go,
-//     delnode.go).
+//     delnode.go); reshard.go holds reshard, rebalance, drain and fix.
+//   - move.go runs the per-slot protocol (SETSLOT IMPORTING on the target,
+//     MIGRATING on the source, GETKEYSINSLOT + pipelined MIGRATE ... KEYS,
+//     SETSLOT NODE on the target, the source, the others), moving large
+//     collections in chunks and batching SETSLOT calls when the nodes are
+//     slotd (SLOTD.MIGRATE; see docs/design.md, "Slot migration").
 //
-// Later operations (reshard, rebalance, fix, drain; not built yet) are to
-// fit this shape: Load gives the topology; a pure planner in migrate/ turns
-// the slot owners (and weights, limits) into a list of slot moves; the plan
-// is printed and confirmed like CreatePlan (--dry-run stops there); the
-// executor sends SETSLOT IMPORTING/MIGRATING, moves keys, then SETSLOT NODE
-// through Conn, and reports slots and keys moved through Reporter.Progress,
-// which is where a progress bar with keys/s and ETA belongs. Resuming after
-// an interruption starts from CheckResult.OpenSlots and the nodes' own
-// Migrating/Importing marks.
+// The moving operations follow one shape: Load gives the topology; open
+// slots left by an interrupted run are finished first (migrate.PlanFix in
+// resume mode), so every operation is resumable by running it again; a
+// pure planner in migrate/ turns the slot owners (and weights) into moves;
+// the plan is printed and confirmed like CreatePlan (--dry-run stops
+// there); the moves run --parallel at a time with a progress line.
 //
 // Operations return an error for a failure that stopped them and report
 // findings (a failed check) through Reporter and their result value. The
