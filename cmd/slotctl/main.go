@@ -63,7 +63,7 @@ Commands:
 Flags of reshard, rebalance, drain and fix:
   --yes             do not ask for confirmation
   --dry-run         print the plan and stop
-  --parallel N      slots moved at once (default 32)
+  --parallel N      slots moved at once (default 256)
   --pipeline N      keys per MIGRATE call (default 100)
   --replace         overwrite keys the target already holds
   --big-key N       move collections of N or more elements in chunks, slotd to slotd (default 10000, -1: never)
@@ -114,7 +114,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.BoolVar(&o.Yes, "yes", false, "do not ask for confirmation")
 		fs.BoolVar(&mo.DryRun, "dry-run", false, "print the plan and stop")
 		fs.BoolVar(&mo.Trace, "trace", false, "print where the time of the moves went")
-		fs.IntVar(&mo.Parallel, "parallel", 32, "slots moved at once")
+		fs.IntVar(&mo.Parallel, "parallel", 256, "slots moved at once")
 		fs.IntVar(&mo.Pipeline, "pipeline", 100, "keys per MIGRATE call")
 		fs.BoolVar(&mo.Replace, "replace", false, "overwrite keys the target already holds")
 		fs.IntVar(&mo.BigKey, "big-key", 10000, "element count from which a collection moves in chunks")

@@ -15,7 +15,7 @@ import (
 
 // MoveOptions tune how slots move.
 type MoveOptions struct {
-	// Parallel is how many slots move at once (default 32). Each slot
+	// Parallel is how many slots move at once (default 256). Each slot
 	// still goes through its own protocol run; parallelism overlaps the
 	// runs, and towards slotd lets their SETSLOT calls share one config
 	// write per node (SLOTD.MIGRATE SETSLOTS).
@@ -42,7 +42,7 @@ type MoveOptions struct {
 	Trace bool
 }
 
-func (m *MoveOptions) parallel() int { return def(m.Parallel, 32) }
+func (m *MoveOptions) parallel() int { return def(m.Parallel, 256) }
 func (m *MoveOptions) pipeline() int { return def(m.Pipeline, 100) }
 func (m *MoveOptions) depth() int    { return def(m.Depth, 4) }
 func (m *MoveOptions) chunk() int    { return def(m.Chunk, 1000) }
