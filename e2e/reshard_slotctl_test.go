@@ -25,15 +25,12 @@ var (
 	slotctlErr  error
 )
 
-// slotctlBinary builds ./cmd/slotctl once per run.
+// slotctlBinary builds ./cmd/slotctl once per run, next to the slotd
+// binary (TestMain removes that directory).
 func slotctlBinary(t *testing.T) string {
 	t.Helper()
+	dir := filepath.Dir(slotdBinary(t))
 	slotctlOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "slotctl-e2e-")
-		if err != nil {
-			slotctlErr = err
-			return
-		}
 		slotctlPath = filepath.Join(dir, "slotctl")
 		out, err := exec.Command("go", "build", "-o", slotctlPath, "github.com/slotd/slotd/cmd/slotctl").CombinedOutput()
 		if err != nil {
