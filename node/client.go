@@ -86,6 +86,8 @@ type Client struct {
 	x       Ctx
 	keyPos  []int
 	lockSet []int
+	// prop collects what the running call propagates (feed.go).
+	prop propBuf
 }
 
 type queued struct {

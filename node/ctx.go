@@ -30,6 +30,12 @@ type Ctx struct {
 	// selfLock is set while a LockSelf command runs straight from the
 	// dispatcher: it must lock the slots it visits itself.
 	selfLock bool
+
+	// mods counts Modified calls (the dispatcher compares it around a
+	// handler to know whether to propagate); propCustom is set when the
+	// handler chose its own propagation (feed.go).
+	mods       int
+	propCustom bool
 }
 
 // Slot returns the hash slot of key, reusing the dispatcher's computation
@@ -135,6 +141,7 @@ func (x *Ctx) SetExpire(key []byte, e *keyspace.Entry, ms int64) {
 // Modified records that key was written: it invalidates WATCH and counts
 // towards the dirty counter. Every write must call it (Put and Del do).
 func (x *Ctx) Modified(key []byte) {
+	x.mods++
 	x.S.dirty.AddAt(x.C.ID, 1)
 	if x.S.ev.maxmem.Load() != 0 {
 		// Re-charge values that grew or shrank in place, so that the

@@ -176,7 +176,13 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		}
 	}
 	if ok {
+		mods := x.mods
 		s.run(x)
+		if s.feed.on.Load() {
+			x.propagateCall(mods)
+			c.prop.flush(s.feed)
+		}
+		x.propCustom = false
 	}
 	x.selfLock = false
 	if all {
