@@ -431,7 +431,8 @@ func cmdIncr(x *Ctx) {
 	}
 	v += by
 	if e == nil {
-		x.Put(key, keyspace.WrapString(strconv.AppendInt(make([]byte, 0, 8), v, 10)))
+		var tmp [20]byte
+		x.Put(key, keyspace.NewString(strconv.AppendInt(tmp[:0], v, 10)))
 	} else {
 		// The TTL is kept, as redis-server keeps it.
 		e.SetBytes(strconv.AppendInt(e.Bytes()[:0], v, 10))
