@@ -74,6 +74,9 @@ type Server struct {
 	// ext is the state of the server commands (info.go).
 	ext serverExt
 
+	// mig caches MIGRATE's connections to its targets (cmd_migrate.go).
+	mig migrateCache
+
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
@@ -227,6 +230,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.mig.closeAll()
 	return nil
 }
 
@@ -451,6 +455,7 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
+			s.mig.closeIdle(now)
 			if !s.noActiveExpire.Load() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
