@@ -71,6 +71,8 @@ type Server struct {
 
 	// ext is the state of the server commands (info.go).
 	ext serverExt
+	// rdb is the snapshot persistence state (persist.go).
+	rdb rdbState
 
 	// Stats.
 	connsReceived atomic.Int64
@@ -102,6 +104,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	s.applyConfig("")
 	cfg.OnChange(s.applyConfig)
 	s.initServerCmds()
+	s.initPersist()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
 }
@@ -451,6 +454,7 @@ func (s *Server) cron() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}
+			s.persistCron(now)
 		}
 	}
 }
