@@ -147,6 +147,8 @@ func (s *Server) saveNow(held bool) error {
 	sn := s.beginSnapshot(!held)
 	if !held {
 		s.ks.UnlockAll()
+		addSnapshotProc()
+		defer dropSnapshotProc()
 	}
 	defer sn.end()
 	s.rdb.saves.Add(1)
@@ -186,7 +188,9 @@ func (s *Server) startBgsave() error {
 	p.mu.Unlock()
 	p.saves.Add(1)
 	s.Log.Info("Background saving started")
+	addSnapshotProc()
 	go func() {
+		defer dropSnapshotProc()
 		stop := make(chan struct{})
 		go func() {
 			select {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -345,4 +346,16 @@ func dumpAllLocked(s *Server) string {
 	}
 	sortStrings(lines)
 	return strings.Join(lines, "\n")
+}
+
+func BenchmarkWriteSnapshot(b *testing.B) {
+	tc := newTestServer(&testing.T{}, "enable-debug-command", "yes")
+	tc.do("DEBUG", "POPULATE", "300000", "bulk", "100")
+	b.ResetTimer()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := tc.s.writeSnapshot(io.Discard, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

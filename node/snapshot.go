@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -178,6 +180,12 @@ func (sn *snapshot) write(w io.Writer, held bool) error {
 				}
 				s.ks.Unlock(slot)
 			}
+			if !held && slot&15 == 15 {
+				// With one Go proc (io-threads 1) the writer shares it
+				// with the clients: let them in between slots rather than
+				// when the scheduler preempts (10 ms).
+				runtime.Gosched()
+			}
 			if len(b) == 0 {
 				continue
 			}
@@ -188,6 +196,38 @@ func (sn *snapshot) write(w io.Writer, held bool) error {
 		sn.processed.Add(int64(sn.counts[i][0]))
 	}
 	return wr.Close()
+}
+
+// snapshotProcs gives running snapshot writers a Go proc of their own, as
+// redis-server's fork child gets a core of its own: with io-threads 1 the
+// writer would otherwise take turns with the clients on one proc, and both
+// would slow down. The extra proc is returned when the last writer ends.
+var snapshotProcs struct {
+	sync.Mutex
+	active int
+	saved  int
+}
+
+func addSnapshotProc() {
+	snapshotProcs.Lock()
+	defer snapshotProcs.Unlock()
+	if snapshotProcs.active == 0 {
+		n := runtime.GOMAXPROCS(0)
+		snapshotProcs.saved = n
+		if n < runtime.NumCPU() {
+			runtime.GOMAXPROCS(n + 1)
+		}
+	}
+	snapshotProcs.active++
+}
+
+func dropSnapshotProc() {
+	snapshotProcs.Lock()
+	defer snapshotProcs.Unlock()
+	snapshotProcs.active--
+	if snapshotProcs.active == 0 && runtime.GOMAXPROCS(0) == snapshotProcs.saved+1 {
+		runtime.GOMAXPROCS(snapshotProcs.saved)
+	}
 }
 
 // writeSnapshot streams a point-in-time RDB image of the keyspace to w (a
@@ -204,6 +244,8 @@ func (s *Server) writeSnapshot(w io.Writer, atStart func()) error {
 	}
 	s.ks.UnlockAll()
 	defer sn.end()
+	addSnapshotProc()
+	defer dropSnapshotProc()
 	return sn.write(w, false)
 }
 
