@@ -25,6 +25,9 @@ func registerServer(t Table) {
 	t.Add(&Command{Name: "config|rewrite", Arity: 2, Flags: cfgFlags, ACL: adminACL, Handler: cmdConfigRewrite})
 	t.Add(&Command{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow"}, Handler: cmdConfigHelp})
 	t.Add(&Command{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast"}, Tips: []string{"nondeterministic_output"}, Handler: cmdTime})
+	// SAVE and BGSAVE take the slot locks themselves (writeSnapshot).
+	t.Add(&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti, ACL: adminACL, Lock: LockSelf, Handler: cmdSave})
+	t.Add(&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: adminACL, Lock: LockSelf, Handler: cmdBgsave})
 	t.Add(&Command{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Tips: []string{"nondeterministic_output"}, Handler: cmdLastSave})
 	t.Add(&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, ACL: adminACL, Handler: cmdShutdown})
 	t.Add(&Command{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACL: adminACL, Lock: LockAll, Handler: cmdDebug})
@@ -212,7 +215,7 @@ func cmdDebug(x *Ctx) {
 		x.S.ext.replMu.Unlock()
 		x.W.OK()
 	case sub == "reload":
-		x.W.Error("ERR DEBUG RELOAD is not supported: slotd has no persistence yet")
+		debugReload(x)
 	case sub == "log" && n == 3:
 		x.S.Log.Warn("DEBUG LOG: " + x.Arg(2))
 		x.W.OK()

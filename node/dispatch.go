@@ -62,6 +62,10 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	if s.ev.maxmem.Load() != 0 && !s.checkMemory(c, cmd) {
 		return
 	}
+	if s.rdb.denyWrites.Load() && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
+		s.reject(c, cmd, errMisconf)
+		return
+	}
 	if s.pause.Load() != 0 {
 		s.holdWhilePaused(c, cmd)
 	}

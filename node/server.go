@@ -73,6 +73,8 @@ type Server struct {
 
 	// ext is the state of the server commands (info.go).
 	ext serverExt
+	// rdb is the snapshot persistence state (persist.go).
+	rdb rdbState
 
 	// mig caches MIGRATE's connections to its targets (cmd_migrate.go).
 	mig migrateCache
@@ -109,6 +111,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	s.applyConfig("")
 	cfg.OnChange(s.applyConfig)
 	s.initServerCmds()
+	s.initPersist()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
 }
@@ -460,6 +463,7 @@ func (s *Server) cron() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}
+			s.persistCron(now)
 		}
 	}
 }
