@@ -103,7 +103,7 @@ func (s *Server) startCluster() error {
 		cn.st = st
 	case err == nil || errors.Is(err, os.ErrNotExist):
 		cn.st = gossip.NewState(gcfg, gossip.RandomID(gcfg.Rand), ip, aport, acport)
-		if err := cn.persist(); err != nil {
+		if err := cn.persist(cn.st.Saved()); err != nil {
 			cn.unlock()
 			return err
 		}
@@ -217,9 +217,10 @@ func (cn *clusterNode) unlock() {
 }
 
 // persist writes the config atomically: a temporary file, fsync, rename,
-// and an fsync of the directory. The lock is on the inode that the rename
-// replaces, so it is taken again on the new file.
-func (cn *clusterNode) persist() error {
+// and an fsync of the directory (the fsyncs only when sync is set). The
+// lock is on the inode that the rename replaces, so it is taken again on
+// the new file.
+func (cn *clusterNode) persist(sync bool) error {
 	data := gossip.FormatNodesConf(cn.st)
 	tmp := cn.file + ".tmp-" + strconv.Itoa(os.Getpid())
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -236,18 +237,22 @@ func (cn *clusterNode) persist() error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return err
+		}
 	}
 	if err := os.Rename(tmp, cn.file); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(cn.file)); err == nil {
+	if d, err := os.Open(filepath.Dir(cn.file)); sync && err == nil {
 		d.Sync()
+		d.Close()
+	} else if err == nil {
 		d.Close()
 	}
 	old := cn.lock
@@ -375,7 +380,7 @@ func (cn *clusterNode) apply(outs []gossip.Output) {
 				cn.send(p.Addr, frame)
 			}
 		case *gossip.Persist:
-			if err := cn.persist(); err != nil {
+			if err := cn.persist(o.Sync); err != nil {
 				cn.log.Error("cannot write the cluster config", zap.Error(err))
 			}
 		case *gossip.Event:
@@ -449,10 +454,17 @@ func (cn *clusterNode) publish() {
 	if st.Myself.IsReplica() && st.Myself.Master != "" {
 		r.MyMaster = add(st.Myself.Master)
 	}
+	// Owners come in long runs of slots: look a node up once per run.
+	var runID gossip.NodeID
+	var runIdx int16
 	for slot, id := range st.Owner {
-		if id != "" {
-			r.Owner[slot] = add(id)
+		if id == "" {
+			continue
 		}
+		if id != runID || runID == "" {
+			runID, runIdx = id, add(id)
+		}
+		r.Owner[slot] = runIdx
 	}
 	if len(st.Migrating) > 0 {
 		r.Migrating = map[int]int16{}
@@ -503,12 +515,17 @@ func (cn *clusterNode) close() {
 func (cn *clusterNode) infoText() string {
 	st := cn.st
 	assigned, pfail, fail := 0, 0, 0
+	var runID gossip.NodeID
+	var runNode *gossip.Node
 	for _, id := range st.Owner {
 		if id == "" {
 			continue
 		}
 		assigned++
-		if n := st.Nodes[id]; n != nil {
+		if id != runID {
+			runID, runNode = id, st.Nodes[id]
+		}
+		if n := runNode; n != nil {
 			if n.Flags&gossip.FlagFail != 0 {
 				fail++
 			} else if n.Flags&gossip.FlagPFail != 0 {

@@ -224,7 +224,7 @@ func cmdClusterSetSlot(x *Ctx) {
 			}
 			cn.apply(outs)
 		}
-		if err := cn.persist(); err != nil {
+		if err := cn.persist(st.Saved()); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
@@ -419,7 +419,7 @@ func cmdClusterReset(x *Ctx) {
 			return
 		}
 		cn.apply(st.Reset(now, hard))
-		if err := cn.persist(); err != nil {
+		if err := cn.persist(st.Saved()); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
@@ -429,7 +429,8 @@ func cmdClusterReset(x *Ctx) {
 
 func cmdClusterSaveConfig(x *Ctx) {
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
-		if err := cn.persist(); err != nil {
+		st.Saved()
+		if err := cn.persist(true); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
