@@ -187,12 +187,16 @@ func TestReshardUnderLoad(t *testing.T) {
 		return l.done.Load() > total/10 || l.errs.Load() > 0, fmt.Sprint(l.done.Load())
 	})
 	from, to := c.Nodes[0].ID(t), c.Nodes[1].ID(t)
+	n := 5461
+	if s := os.Getenv("SLOTD_E2E_RESHARD_SLOTS"); s != "" {
+		n, _ = strconv.Atoi(s)
+	}
 	start := time.Now()
-	out, err := redisCLIRun(4*time.Minute, reshardArgs(c.Nodes[0].Addr(), from, to, 5461, "--cluster-pipeline", "100")...)
+	out, err := redisCLIRun(4*time.Minute, reshardArgs(c.Nodes[0].Addr(), from, to, n, "--cluster-pipeline", "100")...)
 	if err != nil {
 		t.Fatalf("reshard: %v\n%s", err, tail(out, 3000))
 	}
-	t.Logf("reshard of 5461 slots took %v, %d ops done meanwhile", time.Since(start).Round(time.Millisecond), l.done.Load())
+	t.Logf("reshard of %d slots took %v, %d ops done meanwhile", n, time.Since(start).Round(time.Millisecond), l.done.Load())
 	l.finished.Wait()
 	l.verify(t)
 	c.WaitCheck(c.Nodes[0], 20*time.Second)

@@ -200,9 +200,19 @@ func (s *State) emit(o Output) {
 	s.out = append(s.out, o)
 }
 
-// Saved tells the state that its caller writes the config now, outside a
-// Persist output (a command that saves before it replies); it reports
-// whether that write must be synced, by the same rule as Persist.Sync.
+// Unsaved is for a command that saves the config before it replies,
+// outside the Persist outputs: it returns nil when nothing changed since
+// the last Persist, or the Persist to carry out now.
+func (s *State) Unsaved() *Persist {
+	if !s.dirty {
+		return nil
+	}
+	s.dirty = false
+	return s.persist()
+}
+
+// Saved is Unsaved for a write the caller makes anyway: it reports whether
+// the write must be synced.
 func (s *State) Saved() bool {
 	s.dirty = false
 	return s.persist().Sync

@@ -224,9 +224,11 @@ func cmdClusterSetSlot(x *Ctx) {
 			}
 			cn.apply(outs)
 		}
-		if err := cn.persist(st.Saved()); err != nil {
-			x.W.Error("ERR error saving the cluster node config: " + err.Error())
-			return
+		if p := st.Unsaved(); p != nil {
+			if err := cn.persist(p.Sync); err != nil {
+				x.W.Error("ERR error saving the cluster node config: " + err.Error())
+				return
+			}
 		}
 		x.W.OK()
 	})
