@@ -77,6 +77,7 @@ type State struct {
 	order        []NodeID         // Nodes in insertion order: deterministic iteration
 	banned       map[NodeID]int64 // FORGET: id -> until
 	dirty        bool             // config changed since the last Persist
+	synced       [2]uint64        // current and own config epoch at the last synced Persist, +1
 	out          []Output
 	now          int64
 	running      bool
@@ -192,11 +193,40 @@ func (s *State) emit(o Output) {
 	switch o.(type) {
 	case *Send, *Broadcast:
 		if s.dirty {
-			s.out = append(s.out, &Persist{})
+			s.out = append(s.out, s.persist())
 			s.dirty = false
 		}
 	}
 	s.out = append(s.out, o)
+}
+
+// Unsaved is for a command that saves the config before it replies,
+// outside the Persist outputs: it returns nil when nothing changed since
+// the last Persist, or the Persist to carry out now.
+func (s *State) Unsaved() *Persist {
+	if !s.dirty {
+		return nil
+	}
+	s.dirty = false
+	return s.persist()
+}
+
+// Saved is Unsaved for a write the caller makes anyway: it reports whether
+// the write must be synced.
+func (s *State) Saved() bool {
+	s.dirty = false
+	return s.persist().Sync
+}
+
+// persist makes a Persist, synced when an epoch changed since the last
+// synced one (or none was synced yet).
+func (s *State) persist() *Persist {
+	now := [2]uint64{s.CurrentEpoch + 1, s.Myself.ConfigEpoch + 1}
+	if now == s.synced {
+		return &Persist{}
+	}
+	s.synced = now
+	return &Persist{Sync: true}
 }
 
 func (s *State) event(k EventKind, id NodeID, detail string) {
@@ -206,7 +236,7 @@ func (s *State) event(k EventKind, id NodeID, detail string) {
 // flush ends a call: a pending config change gets its Persist.
 func (s *State) flush() []Output {
 	if s.dirty {
-		s.out = append(s.out, &Persist{})
+		s.out = append(s.out, s.persist())
 		s.dirty = false
 	}
 	o := s.out

@@ -224,9 +224,11 @@ func cmdClusterSetSlot(x *Ctx) {
 			}
 			cn.apply(outs)
 		}
-		if err := cn.persist(); err != nil {
-			x.W.Error("ERR error saving the cluster node config: " + err.Error())
-			return
+		if p := st.Unsaved(); p != nil {
+			if err := cn.persist(p.Sync); err != nil {
+				x.W.Error("ERR error saving the cluster node config: " + err.Error())
+				return
+			}
 		}
 		x.W.OK()
 	})
@@ -419,7 +421,7 @@ func cmdClusterReset(x *Ctx) {
 			return
 		}
 		cn.apply(st.Reset(now, hard))
-		if err := cn.persist(); err != nil {
+		if err := cn.persist(st.Saved()); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
@@ -429,7 +431,8 @@ func cmdClusterReset(x *Ctx) {
 
 func cmdClusterSaveConfig(x *Ctx) {
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
-		if err := cn.persist(); err != nil {
+		st.Saved()
+		if err := cn.persist(true); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
