@@ -73,6 +73,9 @@ type State struct {
 	Importing map[int]NodeID
 	Status    ClusterStatus
 	Stats     Stats
+	// MFlags go into every header this node sends; package failover sets
+	// MFlagPaused while this master holds writes for a manual failover.
+	MFlags uint8
 
 	order        []NodeID         // Nodes in insertion order: deterministic iteration
 	banned       map[NodeID]int64 // FORGET: id -> until
@@ -245,6 +248,7 @@ func (s *State) header() Header {
 		CPort:        me.CPort,
 		Hostname:     me.Hostname,
 		State:        s.Status,
+		MFlags:       s.MFlags,
 	}
 	if m := s.myMaster(); m != nil {
 		h.ConfigEpoch = m.ConfigEpoch
@@ -592,6 +596,7 @@ func (s *State) Step(now int64, from NodeID, m Message) []Output {
 			s.dirty = true
 		}
 		sender.ReplOffset = h.ReplOffset
+		sender.MFlags = h.MFlags
 	}
 	heartbeat := t == TypePing || t == TypePong || t == TypeMeet
 	if t == TypeMeet && sender == nil && !s.isBanned(h.Sender) && ValidID(string(h.Sender)) && h.IP != "" {
