@@ -68,8 +68,8 @@ func (s *sim) add(n int, timeout int64) {
 // cluster builds masters masters with consecutive slot ranges and epochs
 // 1..masters, and replicas replicas per master (replica k of the masters
 // follows master k%masters), and waits until every node agrees.
-func (s *sim) cluster(masters, replicas int, timeout int64) error {
-	s.add(masters*(1+replicas), timeout)
+func (s *sim) cluster(masters, replicas, extra int, timeout int64) error {
+	s.add(masters*(1+replicas)+extra, timeout)
 	h := s.h
 	for k := 0; k < masters; k++ {
 		var list []int
@@ -96,7 +96,11 @@ func (s *sim) cluster(masters, replicas int, timeout int64) error {
 		return fmt.Errorf("nodes did not meet: %v", s.convergedErr())
 	}
 	for r := masters; r < len(h.Members); r++ {
-		outs, err := h.Members[r].State.Replicate(h.Now, h.ID(r%masters))
+		m := r % masters
+		if r >= masters*(1+replicas) {
+			m = 0 // extra replicas all follow n0
+		}
+		outs, err := h.Members[r].State.Replicate(h.Now, h.ID(m))
 		if err != nil {
 			return err
 		}

@@ -40,7 +40,10 @@ type line struct {
 // runStory executes a story. Commands:
 //
 //	seed N                                  the schedule's seed (first line)
-//	cluster masters=M replicas=R timeout=MS  build and converge; nodes are n0..: masters first
+//	cluster masters=M replicas=R [extra=X] timeout=MS
+//	                                         build and converge; nodes are n0..: masters
+//	                                         first, then replicas (replica k follows
+//	                                         master k%M), then X more replicas of n0
 //	config nX key=value ...                  validity-factor, migration-barrier, allow-migration, nofailover
 //	run DURATION                             advance time (invariants checked every 100 ms)
 //	wait DURATION COND                       run until COND holds, fail if it does not in time
@@ -54,12 +57,13 @@ type line struct {
 //	failover NODE [force|takeover] -> REPLY  CLUSTER FAILOVER on NODE: OK or the error text
 //	repeat N ... end                         repeat the lines in between
 //
-// NODE is nX, owner:SLOT (the slot's owner as the first live node sees
+// master, replica and owner check the views of the nodes in the same
+// partition as the node named. NODE is nX, owner:SLOT (the slot's owner as the first live node sees
 // it) or last (the node last killed). COND is one of
 //
 //	master NODE | replica NODE of=NODE | owner RANGE NODE | state NODE ok|fail
 //	converged | one-owner | epochs | event NODE KIND | no-event NODE|* KIND
-//	count NODE KIND N
+//	count NODE KIND N | served SLOT | replicas NODE N
 func runStory(t *testing.T, file, text string) {
 	var lines []line
 	for i, l := range strings.Split(text, "\n") {
@@ -104,10 +108,11 @@ func runStory(t *testing.T, file, text string) {
 				kv := keyvals(a[1:])
 				m, _ := strconv.Atoi(kv["masters"])
 				r, _ := strconv.Atoi(kv["replicas"])
+				x, _ := strconv.Atoi(kv["extra"])
 				to, _ := parseMS(kv["timeout"])
 				s = newSim(t, seed)
 				s.verbose = testing.Verbose()
-				if err := s.cluster(m, r, to); err != nil {
+				if err := s.cluster(m, r, x, to); err != nil {
 					fail(l, "%v", err)
 				}
 			case "config":
@@ -305,6 +310,36 @@ func (s *sim) cond(l line, a []string, fail failFunc) error {
 			}
 		}
 		return nil
+	case "served":
+		j, err := strconv.Atoi(a[1])
+		if err != nil || j < 0 || j >= slots.Count {
+			fail(l, "bad slot")
+		}
+		live := s.live()
+		o := live[0].State.Owner[j]
+		for _, m := range live {
+			if m.State.Owner[j] != o {
+				return fmt.Errorf("n%d and n%d disagree on slot %d", m.Index, live[0].Index, j)
+			}
+		}
+		if i := s.index(o); i < 0 || h.Members[i].Down || !h.Members[i].State.Myself.Slots.Has(j) {
+			return fmt.Errorf("slot %d: owner %s is down or does not serve it", j, s.name(o))
+		}
+		return nil
+	case "replicas":
+		i := s.node(l, a[1], fail)
+		want, _ := strconv.Atoi(a[2])
+		got := 0
+		for _, m := range s.live() {
+			me := m.State.Myself
+			if me.IsReplica() && me.Master == h.ID(i) {
+				got++
+			}
+		}
+		if got != want {
+			return fmt.Errorf("n%d has %d live replicas, want %d", i, got, want)
+		}
+		return nil
 	case "master":
 		i := s.node(l, a[1], fail)
 		me := h.Members[i].State.Myself
@@ -312,6 +347,9 @@ func (s *sim) cond(l line, a []string, fail failFunc) error {
 			return fmt.Errorf("n%d is %s with %d slots", i, me.Flags, me.NumSlots)
 		}
 		for _, m := range s.live() {
+			if !h.CanReach(m.Index, i) {
+				continue
+			}
 			if n := m.State.Nodes[me.ID]; n == nil || !n.IsMaster() {
 				return fmt.Errorf("n%d does not see n%d as master", m.Index, i)
 			}
@@ -325,6 +363,9 @@ func (s *sim) cond(l line, a []string, fail failFunc) error {
 			return fmt.Errorf("n%d is %s of %s", i, me.Flags, s.name(me.Master))
 		}
 		for _, m := range s.live() {
+			if !h.CanReach(m.Index, i) {
+				continue
+			}
 			if n := m.State.Nodes[me.ID]; n == nil || !n.IsReplica() || n.Master != h.ID(of) {
 				return fmt.Errorf("n%d does not see n%d as replica of n%d", m.Index, i, of)
 			}
@@ -337,6 +378,9 @@ func (s *sim) cond(l line, a []string, fail failFunc) error {
 		}
 		i := s.node(l, a[2], fail)
 		for _, m := range s.live() {
+			if !h.CanReach(m.Index, i) {
+				continue
+			}
 			for j := r.Start; j <= r.End; j++ {
 				if m.State.Owner[j] != h.ID(i) {
 					return fmt.Errorf("n%d says slot %d belongs to %s", m.Index, j, s.name(m.State.Owner[j]))

@@ -521,6 +521,16 @@ func (s *State) clearFailureIfNeeded(n *Node) {
 	}
 }
 
+// silent reports a node we have heard nothing from for longer than the
+// node timeout, whether or not a ping to it is pending yet. A master that
+// cannot hear a majority stops serving at once: the majority needs that
+// long and more (PFAIL, FAIL agreement, the election delay) to replace it,
+// so the minority stops taking writes before its slots move. (Redis waits
+// for PFAIL, which may come half a node timeout later.)
+func (s *State) silent(n *Node) bool {
+	return n.DataReceived != 0 && s.now-n.DataReceived > s.Cfg.NodeTimeout
+}
+
 // updateState computes cluster_state.
 func (s *State) updateState() {
 	me := s.Myself
@@ -538,7 +548,7 @@ func (s *State) updateState() {
 		if n.Flags&FlagFail == 0 {
 			covered += n.NumSlots
 		}
-		if n == me || !n.Failing() {
+		if n == me || !n.Failing() && !s.silent(n) {
 			reachable++
 		}
 	}
