@@ -123,15 +123,15 @@ type Machine struct {
 	linkDown int64
 
 	// The election (replica side), as Redis's failover_auth_* fields.
-	authTime    int64 // time of the previous or next election
-	authSent    bool
-	authRank    int
-	failedRank  int
-	authEpoch   uint64
-	votes       map[gossip.NodeID]bool
-	lostLogged  bool
-	cantReason  string
-	electionOf  gossip.NodeID // the master the election replaces
+	authTime   int64 // time of the previous or next election
+	authSent   bool
+	authRank   int
+	failedRank int
+	authEpoch  uint64
+	votes      map[gossip.NodeID]bool
+	lostLogged bool
+	cantReason string
+	electionOf gossip.NodeID // the master the election replaces
 
 	// The manual failover. On the replica: mfEnd, mfCanStart; on the master:
 	// mfEnd, mfReplica, mfPaused.
@@ -247,5 +247,5 @@ func healthyReplicas(st *gossip.State, master gossip.NodeID) int {
 	return c
 }
 
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+func itoa(v int64) string  { return strconv.FormatInt(v, 10) }
 func utoa(v uint64) string { return strconv.FormatUint(v, 10) }
