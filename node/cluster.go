@@ -32,16 +32,17 @@ const clusterTick = 100 * time.Millisecond
 // commands; it carries out the outputs (sends, config writes, key drops)
 // and publishes a routing snapshot for the command path after each step.
 type clusterNode struct {
-	s   *Server
-	log *zap.Logger
-	st  *gossip.State
-	bus *bus.Bus
+	s    *Server
+	log  *zap.Logger
+	st   *gossip.State
+	bus  *bus.Bus
+	file string
+	lock *os.File
+
 	// fo is the failover machine riding on st (same goroutine); hooks
 	// carry out its replication-side decisions (cluster_failover.go).
 	fo    *failover.Machine
 	hooks FailoverHooks
-	file  string
-	lock  *os.File
 
 	frames chan []byte
 	cmds   chan func()
