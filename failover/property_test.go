@@ -31,6 +31,15 @@ func TestRandomSchedules(t *testing.T) {
 	}
 }
 
+// TestRandomScheduleRegressions replays schedules that once failed.
+func TestRandomScheduleRegressions(t *testing.T) {
+	for _, seed := range []uint64{
+		35, // a node restarted with an old view kept a master's lost slots under its new epoch (gossip dropUnclaimed)
+	} {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { randomSchedule(t, seed) })
+	}
+}
+
 func randomSchedule(t *testing.T, seed uint64) {
 	s := newSim(t, seed)
 	if err := s.cluster(3, 2, 0, 2000); err != nil {
