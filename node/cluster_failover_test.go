@@ -65,6 +65,12 @@ func TestClusterFailoverErrors(t *testing.T) {
 	m.tc.expect("-ERR syntax error|", "CLUSTER", "FAILOVER", "NOW")
 	m.tc.expect("-ERR unknown subcommand or wrong number of arguments for 'FAILOVER'. Try CLUSTER HELP.|", "CLUSTER", "FAILOVER", "FORCE", "TAKEOVER")
 	m.tc.expect("-ERR You should send CLUSTER FAILOVER to a replica|", "CLUSTER", "FAILOVER", "takeover")
+
+	// cluster-replica-no-failover is the nofailover flag, at once.
+	m.tc.expect("+OK|", "CONFIG", "SET", "cluster-replica-no-failover", "yes")
+	waitUntil(t, "the nofailover flag", 5*time.Second, func() bool { return strings.Contains(myLine(m), "myself,master,nofailover") })
+	m.tc.expect("+OK|", "CONFIG", "SET", "cluster-replica-no-failover", "no")
+	waitUntil(t, "the nofailover flag to go", 5*time.Second, func() bool { return !strings.Contains(myLine(m), "nofailover") })
 }
 
 // TestClusterManualFailover runs CLUSTER FAILOVER between two real nodes on
