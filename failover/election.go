@@ -167,6 +167,12 @@ func (m *Machine) onAuthAck(now int64, st *gossip.State, from gossip.NodeID, msg
 	if now-m.authTime > max(2*st.Cfg.NodeTimeout, minAuthTimeout) {
 		return
 	}
+	// A late ack does not promote a replica whose reason to run is gone:
+	// the master is back (not FAIL) and no manual failover is under way.
+	master := st.Nodes[me.Master]
+	if master == nil || master.Flags&gossip.FlagFail == 0 && !(m.mfEnd != 0 && m.mfCanStart) {
+		return
+	}
 	m.votes[from] = true
 	if len(m.votes) >= quorum(st) {
 		m.win(now, st)

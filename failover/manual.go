@@ -111,8 +111,9 @@ func (m *Machine) WritesPaused(now int64, st *gossip.State, offset int64) []Outp
 }
 
 // manualTick moves a manual failover on: the replica notices it caught up;
-// the master keeps its replica informed; both give up after the timeout.
-func (m *Machine) manualTick(now int64, st *gossip.State) {
+// the master keeps its replica informed (on ticks); both give up after the
+// timeout; a master that became a replica resumes writes.
+func (m *Machine) manualTick(now int64, st *gossip.State, tick bool) {
 	if m.mfEnd == 0 {
 		return
 	}
@@ -128,7 +129,7 @@ func (m *Machine) manualTick(now int64, st *gossip.State) {
 			m.resetManual(st)
 			return
 		}
-		if st.MFlags&gossip.MFlagPaused != 0 {
+		if tick && st.MFlags&gossip.MFlagPaused != 0 {
 			m.gossip(st.PingNode(now, m.mfReplica))
 		}
 		return

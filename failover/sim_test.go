@@ -49,6 +49,11 @@ func newSim(t testing.TB, seed uint64) *sim {
 	t.Logf("seed %d (replay with FAILOVER_SEED=%d)", seed, seed)
 	s := &sim{t: t, h: gossiptest.New(seed), lastKill: -1}
 	s.h.AfterTick = s.afterTick
+	s.h.AfterStep = func(i int) {
+		if s.fm[i].InManualFailover() {
+			s.apply(i, s.fm[i].Progress(s.h.Now, s.h.Members[i].State))
+		}
+	}
 	s.h.OnOutput = s.onOutput
 	return s
 }

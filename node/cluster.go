@@ -298,6 +298,7 @@ func (cn *clusterNode) loop() {
 				cn.apply(cn.st.Step(cn.now, m.Hdr().Sender, m))
 				f = rest
 			}
+			cn.failoverProgress()
 			cn.publishIfChanged()
 		case <-t.C:
 			cn.now = time.Now().UnixMilli()

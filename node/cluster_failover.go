@@ -58,6 +58,14 @@ func (cn *clusterNode) failoverTick(now int64) {
 	cn.applyFailover(now, cn.fo.Tick(now, cn.st))
 }
 
+// failoverProgress lets a manual failover move on after bus messages,
+// without waiting for the next tick (a no-op otherwise).
+func (cn *clusterNode) failoverProgress() {
+	if cn.fo.InManualFailover() {
+		cn.applyFailover(cn.now, cn.fo.Progress(cn.now, cn.st))
+	}
+}
+
 // applyFailover carries out the machine's outputs in order.
 func (cn *clusterNode) applyFailover(now int64, outs []failover.Output) {
 	for _, o := range outs {

@@ -53,6 +53,8 @@ type Hub struct {
 	// AfterTick, when set, runs after member i's Tick outputs were applied:
 	// a state machine riding on the gossip state (package failover) ticks here.
 	AfterTick func(i int)
+	// AfterStep, when set, runs after member i's Step outputs were applied.
+	AfterStep func(i int)
 	// OnOutput, when set, sees every output Apply carries out for member i,
 	// after the hub's own handling (Forward, RoleChanged, ... for package failover).
 	OnOutput func(i int, o gossip.Output)
@@ -216,6 +218,9 @@ func (h *Hub) RunUntil(d int64, cond func() bool) bool {
 			panic(fmt.Sprintf("hub: own frame does not parse: %v", err))
 		}
 		h.Apply(m.Index, m.State.Step(h.Now, "", msg))
+		if h.AfterStep != nil {
+			h.AfterStep(m.Index)
+		}
 	}
 	h.Now = end
 	return cond != nil && cond()
