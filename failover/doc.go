@@ -12,6 +12,8 @@
 //     manual failover progress and timeout, replica migration);
 //   - hands every gossip.Forward output (failover-auth-request/ack, mfstart)
 //     to Machine.Step(now, st, f);
+//   - while InManualFailover reports true, calls Machine.Progress after
+//     gossip Steps, so a manual failover does not wait for ticks;
 //   - feeds this node's replication offset with st.SetReplOffset and, on a
 //     replica, when its link to the master went down with SetMasterLinkDown
 //     (0 when up), so that a replica with too old data does not run;
@@ -78,7 +80,9 @@
 //   - the failed-master rank above (Redis has none);
 //   - a won election resets the retry timer, so a node elected once can be
 //     elected again at once after it became a replica again;
-//   - a manual failover whose replica has caught up asks for votes in the
-//     same tick instead of the next one, and acks are counted as they
-//     arrive.
+//   - a manual failover whose replica has caught up asks for votes at
+//     once instead of at the next tick, and acks are counted as they
+//     arrive;
+//   - a late ack does not promote a replica whose master is no longer FAIL
+//     and that has no manual failover under way.
 package failover
