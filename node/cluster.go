@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/slotd/slotd/failover"
 	"github.com/slotd/slotd/gossip"
 	"github.com/slotd/slotd/node/bus"
 	"github.com/slotd/slotd/slots"
@@ -38,6 +39,11 @@ type clusterNode struct {
 	file string
 	lock *os.File
 
+	// fo is the failover machine riding on st (same goroutine); hooks
+	// carry out its replication-side decisions (cluster_failover.go).
+	fo    *failover.Machine
+	hooks FailoverHooks
+
 	frames chan []byte
 	cmds   chan func()
 	done   chan struct{}
@@ -48,6 +54,8 @@ type clusterNode struct {
 	// lastSig is the signature of the view the current Route was built
 	// from (loop goroutine only).
 	lastSig uint64
+	// now is the time of the Step or Tick being carried out (loop only).
+	now int64
 	// info is CLUSTER INFO's text, rebuilt with the routing snapshot so
 	// that INFO does not wait for the loop.
 	info atomic.Pointer[string]
@@ -133,6 +141,7 @@ func (s *Server) startCluster() error {
 		cn.unlock()
 		return err
 	}
+	cn.startFailover()
 	s.cl = cn
 	s.Cfg.OnChange(cn.configChanged)
 	cn.publish()
@@ -148,6 +157,9 @@ func (s *Server) startCluster() error {
 // configChanged applies CONFIG SET of the directives the state machine
 // reads (routing reads cluster-allow-reads-when-down at each publish).
 func (cn *clusterNode) configChanged(name string) {
+	if cn.failoverConfigChanged(name) {
+		return
+	}
 	switch name {
 	case "cluster-require-full-coverage", "cluster-node-timeout", "cluster-allow-reads-when-down", "cluster-preferred-endpoint-type":
 	default:
@@ -314,12 +326,17 @@ func (cn *clusterNode) loop() {
 					cn.badFrames.Add(1)
 					break
 				}
-				cn.apply(cn.st.Step(time.Now().UnixMilli(), m.Hdr().Sender, m))
+				cn.now = time.Now().UnixMilli()
+				cn.apply(cn.st.Step(cn.now, m.Hdr().Sender, m))
 				f = rest
 			}
+			cn.failoverProgress()
 			cn.publishIfChanged()
 		case <-t.C:
-			cn.apply(cn.st.Tick(time.Now().UnixMilli()))
+			cn.now = time.Now().UnixMilli()
+			cn.st.SetReplOffset(cn.hooks.ReplOffset())
+			cn.apply(cn.st.Tick(cn.now))
+			cn.failoverTick(cn.now)
 			cn.publishIfChanged()
 			info := cn.infoText()
 			cn.info.Store(&info)
@@ -423,6 +440,9 @@ func (cn *clusterNode) apply(outs []gossip.Output) {
 			cn.dropSlots(o.Slots)
 		case *gossip.RoleChanged:
 			cn.log.Info("role changed", zap.String("master", string(o.Master)))
+			cn.follow(o.Master)
+		case *gossip.Forward:
+			cn.applyFailover(cn.now, cn.fo.Step(cn.now, cn.st, o))
 		}
 	}
 }

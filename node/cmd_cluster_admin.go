@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slotd/slotd/failover"
 	"github.com/slotd/slotd/gossip"
 	"github.com/slotd/slotd/slots"
 )
@@ -542,6 +543,38 @@ func cmdClusterReplicate(x *Ctx) {
 	})
 }
 
+// cmdClusterFailover is CLUSTER FAILOVER [FORCE|TAKEOVER], run on a replica.
+func cmdClusterFailover(x *Ctx) {
+	if !clusterOnly(x) {
+		return
+	}
+	if len(x.Args) > 3 {
+		subcommandError(x)
+		return
+	}
+	mode := failover.ModeDefault
+	if len(x.Args) == 3 {
+		switch strings.ToLower(x.Arg(2)) {
+		case "force":
+			mode = failover.ModeForce
+		case "takeover":
+			mode = failover.ModeTakeover
+		default:
+			x.W.Error(ErrSyntax)
+			return
+		}
+	}
+	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
+		outs, err := cn.fo.Manual(now, st, mode)
+		if err != nil {
+			x.W.Error(err.Error())
+			return
+		}
+		cn.applyFailover(now, outs)
+		x.W.OK()
+	})
+}
+
 func cmdClusterReplicas(x *Ctx) {
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
 		n := st.Nodes[gossip.NodeID(x.Arg(2))]
@@ -585,6 +618,9 @@ func cmdClusterHelp(x *Ctx) {
 		"    Drop a node from this node's view (and ban it for 60 seconds).",
 		"REPLICATE <id>",
 		"    Become a replica of the master <id>.",
+		"FAILOVER [FORCE|TAKEOVER]",
+		"    Promote this replica: after catching up with its master (default), without",
+		"    waiting for the master (FORCE), or without an election (TAKEOVER).",
 		"REPLICAS <id> | SLAVES <id>",
 		"    The CLUSTER NODES lines of the replicas of <id>.",
 		"NODES | SLOTS | SHARDS | INFO | MYID | LINKS",
