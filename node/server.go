@@ -72,6 +72,13 @@ type Server struct {
 	// ext is the state of the server commands (info.go).
 	ext serverExt
 
+	// repl is the replication state (repl*.go); replicaMode is set while
+	// this node replicates a master, replGate holds the write refusals the
+	// dispatcher checks (0: none, one atomic load per command).
+	repl        replication
+	replicaMode atomic.Bool
+	replGate    atomic.Uint32
+
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
@@ -102,6 +109,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	s.applyConfig("")
 	cfg.OnChange(s.applyConfig)
 	s.initServerCmds()
+	s.initRepl()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
 }
@@ -200,6 +208,7 @@ func (s *Server) Serve() error {
 		defer s.wg.Done()
 		s.cron()
 	}()
+	s.startReplicaOfConfig()
 	<-s.done
 	return nil
 }
@@ -218,6 +227,7 @@ func (s *Server) Close() error {
 	if s.cl != nil {
 		s.cl.close()
 	}
+	s.stopRepl()
 	for _, c := range s.clients {
 		c.Kill()
 	}
@@ -447,7 +457,7 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
-			if !s.noActiveExpire.Load() {
+			if !s.noActiveExpire.Load() && !s.ks.KeepExpired.Load() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}

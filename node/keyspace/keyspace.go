@@ -15,6 +15,11 @@ type Keyspace struct {
 	locks [slots.Count]paddedMutex
 	dbs   []*DB
 
+	// KeepExpired is set on replicas: lookups report expired keys as
+	// missing without deleting them, since only the master's explicit
+	// deletes may remove keys (LookupAny sees them).
+	KeepExpired atomic.Bool
+
 	// Stats, read by INFO.
 	ExpiredKeys  atomic.Int64
 	EvictedKeys  atomic.Int64
@@ -197,11 +202,22 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 		return nil
 	}
 	if e.ttl && t.expires[string(key)] <= now {
+		if db.ks.KeepExpired.Load() {
+			// A replica: the key reads as missing but stays until its
+			// master's DEL arrives.
+			return nil
+		}
 		db.remove(slot, t, string(key), e)
 		db.ks.ExpiredKeys.Add(1)
 		return nil
 	}
 	return e
+}
+
+// LookupAny returns key's entry whether or not its time has passed: the
+// view of a replica's master link. The caller holds the slot's lock.
+func (db *DB) LookupAny(slot int, key []byte) *Entry {
+	return db.rt(slot).keys[string(key)]
 }
 
 // ExpireOf returns the expiry time (unix ms) of key, whose entry is e, or
