@@ -166,7 +166,7 @@ func (e *eofMarkReader) Read(p []byte) (int, error) {
 // REPLICAOF (a newer gen) or the server's end.
 func (s *Server) replicaLoop(gen uint64, host string, port int) {
 	log := s.baseLog.With(zap.String("node", s.RunID[:8]), zap.String("component", "replication"))
-	for {
+	for retry := 0; ; retry++ {
 		if !s.replCurrent(gen) {
 			return
 		}
@@ -174,16 +174,29 @@ func (s *Server) replicaLoop(gen uint64, host string, port int) {
 		if !s.replCurrent(gen) {
 			return
 		}
+		wasUp := s.replState() == linkConnected
 		s.replSetState(gen, linkConnect)
 		if err != nil {
 			log.Warn("replication link lost", zap.Error(err))
 		}
+		// A link that was up is retried at once (its backlog may be
+		// short), then once a second.
+		wait := time.Second
+		if wasUp {
+			wait, retry = 50*time.Millisecond, 0
+		}
 		select {
 		case <-s.done:
 			return
-		case <-time.After(time.Second):
+		case <-time.After(wait):
 		}
 	}
+}
+
+func (s *Server) replState() int {
+	s.repl.mu.Lock()
+	defer s.repl.mu.Unlock()
+	return s.repl.state
 }
 
 func (s *Server) replCurrent(gen uint64) bool {
