@@ -92,6 +92,10 @@ type Client struct {
 	x       Ctx
 	keyPos  []int
 	lockSet []int
+	// keySlots holds the slot of each key in keyPos for a multi-key call.
+	keySlots []int
+	// prop collects what the running call propagates (feed.go).
+	prop propBuf
 }
 
 type queued struct {

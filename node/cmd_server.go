@@ -201,7 +201,7 @@ func cmdDebug(x *Ctx) {
 		x.W.Array(n - 2)
 		for _, k := range x.Args[2:] {
 			var d [20]byte
-			if e := x.DB.Lookup(slots.Of(k), k, x.Now); e != nil {
+			if e := x.DB.Lookup(x.Slot(k), k, x.Now); e != nil {
 				d = valueDigest(e)
 			}
 			x.W.BulkString(hex.EncodeToString(d[:]))
@@ -228,7 +228,7 @@ func cmdDebug(x *Ctx) {
 
 func debugObject(x *Ctx) {
 	k := x.Args[2]
-	slot := slots.Of(k)
+	slot := x.Slot(k)
 	e := x.DB.Peek(slot, k)
 	if e == nil || (e.HasTTL() && x.DB.ExpireOf(slot, k, e) <= x.Now) {
 		x.W.Error(ErrNoSuchKey)
@@ -311,7 +311,7 @@ func debugPopulate(x *Ctx) {
 	for i := int64(0); i < count; i++ {
 		key = append(append(key[:0], prefix...), ':')
 		key = strconv.AppendInt(key, i, 10)
-		if x.DB.Lookup(slots.Of(key), key, x.Now) != nil {
+		if x.DB.Lookup(x.Slot(key), key, x.Now) != nil {
 			continue
 		}
 		val = strconv.AppendInt(append(val[:0], "value:"...), i, 10)

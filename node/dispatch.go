@@ -147,7 +147,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	x := &c.x
 	x.Cmd, x.Args, x.Now = cmd, args, c.clockBaseMs+int64(start/time.Millisecond)
 	x.DB = s.ks.DB(c.DB)
-	x.keyPtr = nil
+	x.keyPtr, x.keysPos = nil, nil
 	var lockSet []int
 	all := cmd.Lock == LockAll || (cmd.NeedsAll != nil && cmd.NeedsAll(args))
 	if all {
@@ -168,7 +168,14 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 			lockSet = c.lockSet
 			s.ks.Lock(slot)
 		default:
-			c.lockSet = slotSet(args, c.keyPos, c.lockSet[:0])
+			c.keySlots = c.keySlots[:0]
+			for _, p := range c.keyPos {
+				c.keySlots = append(c.keySlots, slots.Of(args[p]))
+			}
+			x.keysPos, x.keysSlots = c.keyPos, c.keySlots
+			c.lockSet = append(c.lockSet[:0], c.keySlots...)
+			slices.Sort(c.lockSet)
+			c.lockSet = slices.Compact(c.lockSet)
 			lockSet = c.lockSet
 			s.ks.LockSlots(lockSet)
 		}
@@ -183,9 +190,16 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		}
 	}
 	if ok {
+		mods := x.mods
 		s.run(x)
+		if s.feed.on.Load() {
+			x.propagateCall(mods)
+			c.prop.flush(s.feed)
+		}
+		x.propCustom = false
 	}
 	x.selfLock = false
+	x.keysPos = nil
 	if all {
 		s.ks.UnlockAll()
 	} else if lockSet != nil {
@@ -211,15 +225,6 @@ func (s *Server) run(x *Ctx) {
 	if len(x.W.B) > before && x.W.B[before] == '-' {
 		x.Cmd.Stats.FailedCalls.AddAt(x.C.ID, 1)
 	}
-}
-
-// slotSet returns the sorted, distinct slots of the keys at pos.
-func slotSet(args [][]byte, pos []int, dst []int) []int {
-	for _, p := range pos {
-		dst = append(dst, slots.Of(args[p]))
-	}
-	slices.Sort(dst)
-	return slices.Compact(dst)
 }
 
 func unknownCommand(args [][]byte) string {

@@ -40,14 +40,14 @@ func (l *masterLink) close() {
 }
 
 func (l *masterLink) send(args ...string) error {
-	b := appendCommand(nil, args...)
+	b := appendCommandStr(nil, args...)
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	_, err := l.conn.Write(b)
 	return err
 }
 
-func appendCommand(b []byte, args ...string) []byte {
+func appendCommandStr(b []byte, args ...string) []byte {
 	b = append(b, '*')
 	b = strconv.AppendInt(b, int64(len(args)), 10)
 	b = append(b, '\r', '\n')

@@ -44,6 +44,8 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	route atomic.Pointer[Route]
+	// feed is the stream of writes for the AOF and replicas (feed.go).
+	feed *feed
 	// cl is the cluster runtime; nil when cluster-enabled is no.
 	cl *clusterNode
 
@@ -99,7 +101,9 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 		watched: map[watchKey][]*Client{},
 		done:    make(chan struct{}),
 		started: time.Now(),
+		feed:    newFeed(),
 	}
+	s.ks.OnExpire = s.propagateExpired
 	if log == nil {
 		log = zap.NewNop()
 	}

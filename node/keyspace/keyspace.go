@@ -26,6 +26,12 @@ type Keyspace struct {
 	KeyspaceHits Counter
 	KeyspaceMiss Counter
 
+	// OnExpire, when set, is called for every key removed because its TTL
+	// passed (on lookup, on delete or by the active cycle), with the slot's
+	// lock held, so that the removal can be propagated as a DEL before
+	// anything else touches the slot. Set it before the keyspace is shared.
+	OnExpire func(db, slot int, key string)
+
 	// mem counts the estimated bytes held by keys (see UsedMemory), split
 	// in padded shards by slot so that writers on different slots do not
 	// contend on one cache line.
@@ -208,7 +214,7 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 			return nil
 		}
 		db.remove(slot, t, string(key), e)
-		db.ks.ExpiredKeys.Add(1)
+		db.expired(slot, string(key))
 		return nil
 	}
 	return e
@@ -218,6 +224,15 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 // view of a replica's master link. The caller holds the slot's lock.
 func (db *DB) LookupAny(slot int, key []byte) *Entry {
 	return db.rt(slot).keys[string(key)]
+}
+
+// expired counts a key removed because its TTL passed and reports it to
+// OnExpire.
+func (db *DB) expired(slot int, key string) {
+	db.ks.ExpiredKeys.Add(1)
+	if db.ks.OnExpire != nil {
+		db.ks.OnExpire(db.ID, slot, key)
+	}
 }
 
 // ExpireOf returns the expiry time (unix ms) of key, whose entry is e, or
@@ -345,7 +360,7 @@ func (db *DB) Delete(slot int, key []byte, now int64) bool {
 	expired := e.ttl && t.expires[string(key)] <= now
 	db.remove(slot, t, string(key), e)
 	if expired {
-		db.ks.ExpiredKeys.Add(1)
+		db.expired(slot, string(key))
 		return false
 	}
 	return true
@@ -482,11 +497,9 @@ func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 		seen++
 		if ms <= now {
 			db.remove(slot, t, k, t.keys[k])
+			db.expired(slot, k)
 			expired++
 		}
-	}
-	if expired > 0 {
-		db.ks.ExpiredKeys.Add(int64(expired))
 	}
 	return seen, expired
 }
