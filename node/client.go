@@ -88,6 +88,9 @@ type Client struct {
 	// ackNow is set by REPLCONF GETACK on a master link: the link
 	// answers with an ACK once the command is applied.
 	ackNow bool
+	// repl is the replica link of a connection that sent REPLCONF or
+	// PSYNC (repl_master.go).
+	repl *replicaLink
 
 	x       Ctx
 	keyPos  []int

@@ -107,7 +107,7 @@ func (x *Ctx) Write(key []byte) *keyspace.Entry {
 // whose time has passed: they stay until the master deletes them.
 func (x *Ctx) lookup(key []byte) *keyspace.Entry {
 	if x.master {
-		return x.DB.LookupAny(x.Slot(key), key)
+		return x.DB.Peek(x.Slot(key), key)
 	}
 	return x.DB.Lookup(x.Slot(key), key, x.Now)
 }

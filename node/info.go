@@ -360,9 +360,9 @@ func (s *Server) infoSection(sb *strings.Builder, sec string) {
 			w.kv(k, "0.00")
 		}
 		w.kv("rejected_connections", s.connsRejected.Load())
-		w.kv("sync_full", 0)
-		w.kv("sync_partial_ok", 0)
-		w.kv("sync_partial_err", 0)
+		w.kv("sync_full", s.repl.syncFull.Load())
+		w.kv("sync_partial_ok", s.repl.syncPartialOK.Load())
+		w.kv("sync_partial_err", s.repl.syncPartialErr.Load())
 		w.kv("expired_keys", s.ks.ExpiredKeys.Load())
 		w.kv("expired_stale_perc", "0.00")
 		w.kv("expired_time_cap_reached_count", 0)

@@ -59,8 +59,16 @@ type replication struct {
 	syncRead  atomic.Int64
 	syncLast  atomic.Int64 // unix ms of the last transfer read
 
-	// Master side.
+	// applyMu is held by a replica while it applies one command of its
+	// master's stream and moves its offset, so that an image taken for a
+	// replica of its own stands at a known offset.
+	applyMu sync.Mutex
+
+	// Master side: the attached replicas; sinkOn says the backlog takes
+	// the feed; cronOnce starts replCron.
 	replicas map[int64]*replicaLink
+	sinkOn   bool
+	cronOnce sync.Once
 
 	syncFull       atomic.Int64
 	syncPartialOK  atomic.Int64
@@ -178,7 +186,11 @@ func (s *Server) replicaOf(host string, port int) bool {
 		}
 		s.replicaMode.Store(false)
 		s.ks.KeepExpired.Store(false)
+		hasBacklog := r.backlog != nil
 		r.mu.Unlock()
+		if hasBacklog {
+			s.attachBacklog()
+		}
 		s.updateReplGate()
 		return true
 	}
@@ -191,7 +203,9 @@ func (s *Server) replicaOf(host string, port int) bool {
 	s.replicaMode.Store(true)
 	s.ks.KeepExpired.Store(true)
 	r.mu.Unlock()
-	// Replicas of this node resynchronise against its new history.
+	// The backlog now takes the master's stream; replicas of this node
+	// resynchronise against its new history.
+	s.detachBacklog()
 	s.dropReplicas()
 	s.updateReplGate()
 	s.Log.Info("replication: replicating", zapString("master", net.JoinHostPort(host, strconv.Itoa(port))))

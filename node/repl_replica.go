@@ -426,6 +426,8 @@ func (s *Server) replFullSync(gen uint64, l *masterLink, id string, off int64, l
 	r.backlog = repl.NewBacklog(int(s.Cfg.Int("repl-backlog-size")), off)
 	r.mu.Unlock()
 	log.Info("loaded the master's RDB", zap.Int("keys", keys), zap.Duration("took", time.Since(start)))
+	// Replicas of this node held the old data: they resynchronise.
+	s.dropReplicas()
 	// A master streaming diskless waits for this first ACK.
 	return l.send("REPLCONF", "ACK", strconv.FormatInt(off, 10))
 }
@@ -523,6 +525,7 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 			}
 			mc.setClock(time.Now())
 			mc.ackNow = false
+			r.applyMu.Lock()
 			s.execute(mc, args)
 			mc.out.B = mc.out.B[:0]
 			if mc.Flags&ClientMulti == 0 {
@@ -534,6 +537,7 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 				s.replApplied(chunk)
 				applied = l.r
 			}
+			r.applyMu.Unlock()
 			if mc.ackNow {
 				r.mu.Lock()
 				off := r.offset
@@ -566,10 +570,6 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 func (s *Server) replApplied(chunk []byte) {
 	r := &s.repl
 	r.mu.Lock()
-	r.offset += int64(len(chunk))
-	if r.backlog != nil {
-		r.backlog.Append(chunk)
-	}
+	r.appendStreamLocked(chunk, r.offset+int64(len(chunk)))
 	r.mu.Unlock()
-	s.forwardToReplicas(chunk)
 }

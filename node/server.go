@@ -330,6 +330,9 @@ func (s *Server) serveConn(conn net.Conn) {
 		s.mu.Lock()
 		delete(s.clients, c.ID)
 		s.mu.Unlock()
+		if c.Flags&ClientReplica != 0 {
+			s.replClientGone(c)
+		}
 		s.unwatchAll(c)
 		c.Kill()
 	}()
@@ -396,6 +399,10 @@ func (s *Server) serveConn(conn net.Conn) {
 			start += used
 			if args != nil {
 				s.execute(c, args)
+				if c.Flags&ClientReplica != 0 {
+					// A replica link is written by its stream writer only.
+					c.out.B = c.out.B[:0]
+				}
 			}
 			if lim.obufLimits && lim.overOutputHard(c) {
 				s.Log.Warn("closing client that exceeded client-output-buffer-limit", zap.Int64("id", c.ID), zap.String("addr", c.Addr))

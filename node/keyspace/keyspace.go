@@ -17,7 +17,7 @@ type Keyspace struct {
 
 	// KeepExpired is set on replicas: lookups report expired keys as
 	// missing without deleting them, since only the master's explicit
-	// deletes may remove keys (LookupAny sees them).
+	// deletes may remove keys (the master link reads them with Peek).
 	KeepExpired atomic.Bool
 
 	// Stats, read by INFO.
@@ -218,12 +218,6 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 		return nil
 	}
 	return e
-}
-
-// LookupAny returns key's entry whether or not its time has passed: the
-// view of a replica's master link. The caller holds the slot's lock.
-func (db *DB) LookupAny(slot int, key []byte) *Entry {
-	return db.rt(slot).keys[string(key)]
 }
 
 // expired counts a key removed because its TTL passed and reports it to
