@@ -33,7 +33,7 @@ type replicaLink struct {
 
 	state  atomic.Int32
 	ackOff atomic.Int64
-	ackMs  atomic.Int64 // unix ms of the last ACK
+	ackMs  atomic.Int64  // unix ms of the last ACK
 	acked  chan struct{} // closed by the first ACK
 
 	// Guarded by replication.mu: the stream bytes not yet written, and
@@ -693,4 +693,3 @@ func cmdWait(x *Ctx) {
 	}
 	x.W.Int(got)
 }
-
