@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -120,11 +121,14 @@ func replInt(ctx context.Context, c *redis.Client, section, field string) int64 
 }
 
 // waitUntil polls cond until it holds or d passes.
-func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitUntil(t *testing.T, d time.Duration, what string, cond func() bool, diag ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
+			for _, f := range diag {
+				t.Log(f())
+			}
 			t.Fatalf("timed out after %v waiting for %s", d, what)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -322,4 +326,19 @@ func (w *writer) finish(t *testing.T) {
 	if err, _ := w.err.Load().(error); err != nil {
 		t.Fatalf("writer: %v", err)
 	}
+}
+
+// stopProc sends SIGSTOP and waits until the process is stopped.
+func stopProc(t *testing.T, s *server) {
+	t.Helper()
+	syscall.Kill(s.Pid(), syscall.SIGSTOP)
+	waitUntil(t, 5*time.Second, "process stopped", func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(s.Pid()) + "/stat")
+		if err != nil {
+			return true
+		}
+		// The state follows the parenthesised command name.
+		i := strings.LastIndexByte(string(b), ')')
+		return i > 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't')
+	})
 }

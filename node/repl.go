@@ -73,7 +73,6 @@ type replication struct {
 	syncFull       atomic.Int64
 	syncPartialOK  atomic.Int64
 	syncPartialErr atomic.Int64
-	goodReplicas   atomic.Int64
 }
 
 func (s *Server) initRepl() {
@@ -107,7 +106,7 @@ func (s *Server) updateReplGate() {
 		if r.state != linkConnected && !s.Cfg.Bool("replica-serve-stale-data") {
 			g |= gateStale
 		}
-	} else if n := s.Cfg.Int("min-replicas-to-write"); n > 0 && s.Cfg.Int("min-replicas-max-lag") > 0 && r.goodReplicas.Load() < n {
+	} else if n := s.Cfg.Int("min-replicas-to-write"); n > 0 && s.Cfg.Int("min-replicas-max-lag") > 0 && s.goodReplicasLocked(time.Now()) < n {
 		g |= gateMinReplicas
 	}
 	r.mu.Unlock()
@@ -349,7 +348,7 @@ func (s *Server) infoReplication(w infoWriter) {
 	links := r.sortedReplicas()
 	w.kv("connected_slaves", len(links))
 	if s.Cfg.Int("min-replicas-to-write") > 0 && s.Cfg.Int("min-replicas-max-lag") > 0 {
-		w.kv("min_slaves_good_slaves", r.goodReplicas.Load())
+		w.kv("min_slaves_good_slaves", s.goodReplicasLocked(now))
 	}
 	for i, l := range links {
 		w.kv("slave"+strconv.Itoa(i), "ip="+l.ip+",port="+strconv.Itoa(l.port)+",state="+l.stateName()+

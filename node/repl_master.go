@@ -101,6 +101,19 @@ func (l *replicaLink) push(chunk []byte, end int64) {
 // replica class of client-output-buffer-limit, 256 MB by default).
 const replicaBufferLimit = 256 << 20
 
+// goodReplicasLocked counts the online replicas whose last ACK is at most
+// min-replicas-max-lag seconds old; r.mu held.
+func (s *Server) goodReplicasLocked(now time.Time) int64 {
+	maxLag := s.Cfg.Int("min-replicas-max-lag")
+	good := int64(0)
+	for _, l := range s.repl.replicas {
+		if l.state.Load() == rlOnline && l.lag(now) <= maxLag {
+			good++
+		}
+	}
+	return good
+}
+
 // sortedReplicas returns the attached replicas by client id; r.mu held.
 func (r *replication) sortedReplicas() []*replicaLink {
 	out := make([]*replicaLink, 0, len(r.replicas))
@@ -217,14 +230,13 @@ func (s *Server) replCron() {
 			r.mu.Lock()
 			master := r.masterHost == ""
 			n := len(r.replicas)
-			good := int64(0)
-			maxLag := s.Cfg.Int("min-replicas-max-lag")
+			timeout := s.Cfg.Int("repl-timeout")
 			for _, l := range r.replicas {
-				if l.state.Load() == rlOnline && l.lag(now) <= maxLag {
-					good++
+				if l.state.Load() == rlOnline && l.lag(now) > timeout {
+					// Silent for longer than repl-timeout: let it reconnect.
+					l.c.Kill()
 				}
 			}
-			r.goodReplicas.Store(good)
 			if n > 0 {
 				r.backlogIdleSince = time.Time{}
 			} else if r.backlog != nil && r.backlogIdleSince.IsZero() {
