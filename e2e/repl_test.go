@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -283,4 +284,79 @@ func TestReplWaitAndMinReplicas(t *testing.T) {
 	waitUntil(t, 10*time.Second, "writes accepted again", func() bool {
 		return mc.Set(ctx, "k", "v4", 0).Err() == nil
 	})
+}
+
+// populate fills a server with n string keys of 64-byte values, through
+// DEBUG POPULATE when both sides have it, else by pipelined SETs.
+func populate(t *testing.T, ctx context.Context, c *redis.Client, n int) {
+	t.Helper()
+	if err := c.Do(ctx, "DEBUG", "POPULATE", n, "key", 64).Err(); err == nil {
+		return
+	}
+	val := strings.Repeat("v", 64)
+	for i := 0; i < n; i += 10000 {
+		p := c.Pipeline()
+		for j := i; j < min(i+10000, n); j++ {
+			p.Set(ctx, "key:"+strconv.Itoa(j), val, 0)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReplFullSyncMillion: a replica loads a 1,000,000-key image from a
+// slotd master (diskless and from a file) and then holds the same keys.
+func TestReplFullSyncMillion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large data set")
+	}
+	for _, diskless := range []string{"yes", "no"} {
+		t.Run("diskless="+diskless, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			m := replSlotd(t, append(debugArgs, "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0")...)
+			mc := replClient(t, m)
+			populate(t, ctx, mc, 1000000)
+			r := replSlotd(t, debugArgs...)
+			rc := replClient(t, r)
+			start := time.Now()
+			replicate(t, ctx, rc, m)
+			t.Logf("full sync of 1,000,000 keys took %v", time.Since(start))
+			if n, _ := rc.DBSize(ctx).Result(); n != 1000000 {
+				t.Fatalf("replica DBSIZE = %d", n)
+			}
+			// Spot-check values across the key space.
+			for i := 0; i < 1000000; i += 9973 {
+				k := "key:" + strconv.Itoa(i)
+				a, _ := mc.Get(ctx, k).Result()
+				b, _ := rc.Get(ctx, k).Result()
+				if a != b || a == "" {
+					t.Fatalf("%s: master %q replica %q", k, a, b)
+				}
+			}
+		})
+	}
+}
+
+// TestReplConsistencyUnderLoad: 200,000 mixed writes go to the master
+// while a replica connects and syncs; afterwards both hold the same data.
+func TestReplConsistencyUnderLoad(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	m := replSlotd(t, "--repl-diskless-sync-delay", "0")
+	mc := replClient(t, m)
+	if err := mixedWrites(ctx, mc, 9, 20000); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mixedWrites(ctx, mc, 10, 200000) }()
+	r := replSlotd(t)
+	rc := replClient(t, r)
+	replicate(t, ctx, rc, m)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, ctx, mc, rc, 60*time.Second)
+	compareKeyspaces(t, ctx, mc, rc)
 }
