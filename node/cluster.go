@@ -287,6 +287,8 @@ func (cn *clusterNode) loop() {
 			}
 			cn.publishIfChanged()
 		case <-t.C:
+			cn.st.SetReplOffset(cn.s.ReplOffset())
+			cn.syncReplication()
 			cn.apply(cn.st.Tick(time.Now().UnixMilli()))
 			cn.publishIfChanged()
 			info := cn.infoText()
@@ -388,6 +390,7 @@ func (cn *clusterNode) apply(outs []gossip.Output) {
 			cn.dropSlots(o.Slots)
 		case *gossip.RoleChanged:
 			cn.log.Info("role changed", zap.String("master", string(o.Master)))
+			cn.syncReplication()
 		}
 	}
 }

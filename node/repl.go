@@ -389,3 +389,31 @@ func (s *Server) stopRepl() {
 	}
 	r.mu.Unlock()
 }
+
+// replMaster returns the master this node replicates ("" when a master).
+func (s *Server) replMaster() (string, int) {
+	s.repl.mu.Lock()
+	defer s.repl.mu.Unlock()
+	return s.repl.masterHost, s.repl.masterPort
+}
+
+// syncReplication makes replication follow the cluster's view of this
+// node: a replica replicates its master's address, a master (after a
+// promotion) replicates nobody. Runs on the cluster loop.
+func (cn *clusterNode) syncReplication() {
+	st, s := cn.st, cn.s
+	me := st.Myself
+	host, port := s.replMaster()
+	switch {
+	case me.IsReplica() && me.Master != "":
+		m := st.Nodes[me.Master]
+		if m == nil || m.IP == "" || m.Port == 0 {
+			return
+		}
+		if host != m.IP || port != m.Port {
+			s.replicaOf(m.IP, m.Port)
+		}
+	case me.IsMaster() && host != "":
+		s.replicaOf("", 0)
+	}
+}

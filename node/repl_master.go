@@ -249,7 +249,7 @@ func (s *Server) replCron() {
 			}
 			r.mu.Unlock()
 			s.updateReplGate()
-			if master && n > 0 && tick%max(s.Cfg.Int("repl-ping-replica-period"), 1) == 0 {
+			if master && n > 0 && s.feed.on.Load() && tick%max(s.Cfg.Int("repl-ping-replica-period"), 1) == 0 {
 				s.feed.appendRaw(pingCmd)
 			}
 			if expire {
@@ -678,7 +678,9 @@ func cmdWait(x *Ctx) {
 		x.W.Int(got)
 		return
 	}
-	s.feed.appendRaw(getackCmd)
+	if s.feed.on.Load() {
+		s.feed.appendRaw(getackCmd)
+	}
 	var deadline <-chan time.Time
 	if ms > 0 {
 		t := time.NewTimer(time.Duration(ms) * time.Millisecond)
