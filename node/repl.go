@@ -51,6 +51,7 @@ type replication struct {
 	state      int
 	link       *masterLink
 	downSince  time.Time
+	since      time.Time // when this node started replicating its master
 	// hasData says the keyspace holds the history of ids.ID up to offset,
 	// so that a PSYNC may continue it.
 	hasData bool
@@ -199,6 +200,7 @@ func (s *Server) replicaOf(host string, port int) bool {
 	}
 	r.masterHost, r.masterPort, r.state = host, port, linkConnect
 	r.downSince = time.Time{}
+	r.since = time.Now()
 	s.replicaMode.Store(true)
 	s.ks.KeepExpired.Store(true)
 	r.mu.Unlock()
