@@ -484,6 +484,7 @@ func cmdFlushAll(x *Ctx) {
 		x.S.touchWatchedDB(i)
 		x.S.ks.DB(i).Flush()
 	}
+	x.S.afterFlushAll()
 	x.S.dirty.Add(1)
 	x.W.OK()
 }

@@ -69,6 +69,10 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 			return
 		}
 	}
+	if s.rdb.denyWrites.Load() && !master && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
+		s.reject(c, cmd, errMisconf)
+		return
+	}
 	if s.pause.Load() != 0 {
 		s.holdWhilePaused(c, cmd)
 	}

@@ -73,6 +73,11 @@ type Server struct {
 
 	// ext is the state of the server commands (info.go).
 	ext serverExt
+	// rdb is the snapshot persistence state (persist.go).
+	rdb rdbState
+
+	// mig caches MIGRATE's connections to its targets (cmd_migrate.go).
+	mig migrateCache
 
 	// repl is the replication state (repl*.go); replicaMode is set while
 	// this node replicates a master, replGate holds the write refusals the
@@ -114,6 +119,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	cfg.OnChange(s.applyConfig)
 	s.initServerCmds()
 	s.initRepl()
+	s.initPersist()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
 }
@@ -237,6 +243,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.mig.closeAll()
 	return nil
 }
 
@@ -468,10 +475,12 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
+			s.mig.closeIdle(now)
 			if !s.noActiveExpire.Load() && !s.ks.KeepExpired.Load() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}
+			s.persistCron(now)
 		}
 	}
 }

@@ -21,6 +21,7 @@ func buildTable() Table {
 		registerCluster,
 		registerSort,
 		registerRepl,
+		registerDump,
 	} {
 		register(t)
 	}
