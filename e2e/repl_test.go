@@ -286,9 +286,9 @@ func TestReplWaitAndMinReplicas(t *testing.T) {
 	})
 }
 
-// populate fills a server with n string keys of 64-byte values, through
+// replPopulate fills a server with n string keys of 64-byte values, through
 // DEBUG POPULATE when both sides have it, else by pipelined SETs.
-func populate(t *testing.T, ctx context.Context, c *redis.Client, n int) {
+func replPopulate(t *testing.T, ctx context.Context, c *redis.Client, n int) {
 	t.Helper()
 	if err := c.Do(ctx, "DEBUG", "POPULATE", n, "key", 64).Err(); err == nil {
 		return
@@ -317,7 +317,7 @@ func TestReplFullSyncMillion(t *testing.T) {
 			defer cancel()
 			m := replSlotd(t, append(debugArgs, "--repl-diskless-sync", diskless, "--repl-diskless-sync-delay", "0")...)
 			mc := replClient(t, m)
-			populate(t, ctx, mc, 1000000)
+			replPopulate(t, ctx, mc, 1000000)
 			r := replSlotd(t, debugArgs...)
 			rc := replClient(t, r)
 			start := time.Now()

@@ -15,10 +15,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/slotd/slotd/node/keyspace"
-	"github.com/slotd/slotd/node/rdb"
 	"github.com/slotd/slotd/node/repl"
-	"github.com/slotd/slotd/slots"
 )
 
 // replicaLink is a replica attached to this node: its announced address,
@@ -570,35 +567,10 @@ func (d *deadlineWriter) Write(b []byte) (int, error) {
 	return d.w.Write(b)
 }
 
-// snapshotTo writes an RDB image of the data to w; atStart runs at the
-// image's point in time under every slot lock.
+// snapshotTo writes an RDB image of the data to w while the node keeps
+// serving; atStart runs at the image's point in time under every slot lock.
 func (s *Server) snapshotTo(w io.Writer, atStart func()) error {
-	ks := s.ks
-	ks.LockAll()
-	defer ks.UnlockAll()
-	atStart()
-	wr := rdb.NewWriter(w, rdb.Options{})
-	wr.Header(rdb.Info{RedisVer: "7.0.15", CTime: time.Now().Unix(), UsedMem: ks.UsedMemory()})
-	var rec rdb.Record
-	for d := 0; d < ks.NumDBs(); d++ {
-		db := ks.DB(d)
-		if db.Len() == 0 {
-			continue
-		}
-		wr.SelectDB(d, uint64(db.Len()), uint64(db.Volatile()))
-		var err error
-		for slot := db.NextNonEmpty(0, false); slot >= 0 && slot < slots.Count; slot = db.NextNonEmpty(slot+1, false) {
-			db.ForEachInSlot(slot, func(key string, e *keyspace.Entry) bool {
-				rec = rdb.Record{DB: d, Key: []byte(key), Expire: db.ExpireOfKey(slot, key, e), Entry: e}
-				err = wr.Key(&rec)
-				return err == nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return wr.Close()
+	return s.writeSnapshot(w, atStart)
 }
 
 // replicaWriter writes the queued stream to an online replica until its

@@ -14,10 +14,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/slotd/slotd/node/rdb"
 	"github.com/slotd/slotd/node/repl"
 	"github.com/slotd/slotd/node/resp"
-	"github.com/slotd/slotd/slots"
 )
 
 func zapString(k, v string) zap.Field { return zap.String(k, v) }
@@ -441,27 +439,8 @@ func (s *Server) replLoad(src io.Reader) (int, error) {
 	for i := 0; i < ks.NumDBs(); i++ {
 		ks.DB(i).Flush()
 	}
-	n := 0
-	rd := rdb.NewReader(src)
-	err := rd.Run(rdb.Handler{
-		Key: func(rec *rdb.Record) error {
-			if rec.DB < 0 || rec.DB >= ks.NumDBs() {
-				return fmt.Errorf("database %d out of range", rec.DB)
-			}
-			e := rec.Entry
-			if rec.HasFreq {
-				e.Access = uint32(rec.Freq)
-			} else {
-				e.Access = s.newAccess()
-			}
-			ks.DB(rec.DB).SetWithExpire(slots.Of(rec.Key), rec.Key, e, rec.Expire)
-			n++
-			return nil
-		},
-		Function:  func([]byte) error { return nil },
-		ModuleAux: func(string) error { return nil },
-	})
-	return n, err
+	res, err := s.loadRDB(src, loadOpts{held: true, keepExpired: true})
+	return res.Loaded, err
 }
 
 // replStream applies the master's command stream until the link breaks.
