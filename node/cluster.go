@@ -335,6 +335,7 @@ func (cn *clusterNode) loop() {
 		case <-t.C:
 			cn.now = time.Now().UnixMilli()
 			cn.st.SetReplOffset(cn.hooks.ReplOffset())
+			cn.syncReplication()
 			cn.apply(cn.st.Tick(cn.now))
 			cn.failoverTick(cn.now)
 			cn.publishIfChanged()
@@ -441,6 +442,7 @@ func (cn *clusterNode) apply(outs []gossip.Output) {
 		case *gossip.RoleChanged:
 			cn.log.Info("role changed", zap.String("master", string(o.Master)))
 			cn.follow(o.Master)
+			cn.syncReplication()
 		case *gossip.Forward:
 			cn.applyFailover(cn.now, cn.fo.Step(cn.now, cn.st, o))
 		}

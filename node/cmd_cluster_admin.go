@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -318,7 +319,9 @@ func cmdClusterSlots(x *Ctx) {
 		}
 		x.W.Array(len(runs))
 		for _, r := range runs {
-			reps := replicasOf(st, r.owner.ID, false)
+			// Replicas show once they hold data (a non-zero replication
+			// offset), as on redis-server.
+			reps := slices.DeleteFunc(replicasOf(st, r.owner.ID, false), func(n *gossip.Node) bool { return n.ReplOffset == 0 })
 			x.W.Array(3 + len(reps))
 			x.W.Int(int64(r.start))
 			x.W.Int(int64(r.end))
@@ -389,6 +392,8 @@ func writeShardNode(x *Ctx, cn *clusterNode, n *gossip.Node) {
 	x.W.BulkString("health")
 	if n.Flags&gossip.FlagFail != 0 {
 		x.W.BulkString("fail")
+	} else if n.IsReplica() && n.ReplOffset == 0 {
+		x.W.BulkString("loading")
 	} else {
 		x.W.BulkString("online")
 	}

@@ -2,17 +2,11 @@ package node
 
 import (
 	"time"
-
-	"go.uber.org/zap"
 )
 
 // FailoverHooks are the replication-side actions the cluster loop takes
 // when package failover decides something about this node. They run on the
 // cluster loop goroutine, so they must not block for long.
-//
-// The replication package implements them (see newFailoverHooks); until it
-// lands, localFailoverHooks keeps a node's data where it is and only pauses
-// writes.
 type FailoverHooks interface {
 	// ReplOffset is this node's replication offset: a master's
 	// master_repl_offset, a replica's processed offset. It travels in every
@@ -39,28 +33,6 @@ type FailoverHooks interface {
 	ResumeWrites()
 }
 
-// newFailoverHooks returns the hooks the cluster loop uses.
-func newFailoverHooks(s *Server) FailoverHooks { return &localFailoverHooks{s: s} }
-
-// localFailoverHooks is the implementation without replication: offsets
-// are 0, the master link never counts as down, promotion and following
-// only log, and the write pause uses CLIENT PAUSE WRITE's machinery.
-type localFailoverHooks struct{ s *Server }
-
-func (h *localFailoverHooks) ReplOffset() int64          { return 0 }
-func (h *localFailoverHooks) MasterLinkDownSince() int64 { return 0 }
-
-func (h *localFailoverHooks) Promote() {
-	h.s.Log.Info("promoted to master (no replication yet: data kept as is)")
-}
-
-func (h *localFailoverHooks) Follow(id, ip string, port int) {
-	h.s.Log.Info("following a new master (no replication yet)", zap.String("master", id), zap.String("ip", ip), zap.Int("port", port))
-}
-
-func (h *localFailoverHooks) PauseWrites(until time.Time) int64 {
-	h.s.pauseClients(pauseWrite, until)
-	return h.ReplOffset()
-}
-
-func (h *localFailoverHooks) ResumeWrites() { h.s.unpauseClients() }
+// newFailoverHooks returns the hooks the cluster loop uses: replication's
+// (repl_failover.go).
+func newFailoverHooks(s *Server) FailoverHooks { return replFailoverHooks{s: s} }
