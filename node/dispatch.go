@@ -180,7 +180,9 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		s.run(x)
 		if s.feed.on.Load() {
 			x.propagateCall(mods)
-			c.prop.flush(s.feed)
+			if end := c.prop.flush(s.feed); end != 0 {
+				c.propEnd = end
+			}
 		}
 		x.propCustom = false
 	}

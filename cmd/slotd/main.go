@@ -43,6 +43,9 @@ func main() {
 		}
 	})
 	log = srv.Log
+	if err := srv.LoadData(); err != nil {
+		log.Fatal(err.Error())
+	}
 	if err := srv.Listen(); err != nil {
 		log.Fatal("cannot listen", zap.Error(err))
 	}
