@@ -352,16 +352,17 @@ func (a *aofState) fsyncNow() {
 	}
 }
 
-// everysec is the background fsync of appendfsync everysec.
-func (a *aofState) everysec(stop <-chan struct{}) {
+// everysec is the background fsync of appendfsync everysec. It returns
+// true when the server shuts down, false when the AOF was stopped.
+func (a *aofState) everysec(stop <-chan struct{}) bool {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
 		case <-stop:
-			return
+			return false
 		case <-a.s.done:
-			return
+			return true
 		case <-t.C:
 			if a.policy.Load() == fsyncEverysec {
 				a.fsyncNow()
@@ -521,10 +522,11 @@ func (a *aofState) begin() {
 	a.s.wg.Add(1)
 	go func() {
 		defer a.s.wg.Done()
-		a.everysec(stop)
-		// Shutting down: what reached the file goes to disk.
-		a.s.feed.pump()
-		a.fsyncNow()
+		if a.everysec(stop) {
+			// Shutting down: what reached the file goes to disk.
+			a.s.feed.pump()
+			a.fsyncNow()
+		}
 	}()
 }
 
@@ -610,6 +612,13 @@ func (a *aofState) rewriteLocked(enable, atStart bool) (err error) {
 	a.rewriteStart.Store(start.UnixMilli())
 	defer func() {
 		a.rewriting.Store(false)
+		if atStart {
+			// The first base of a fresh AOF is not a rewrite: the
+			// rewrite fields and sizes stay as redis-server shows them.
+			a.curSize.Store(0)
+			a.baseSize.Store(0)
+			return
+		}
 		a.lastRewriteSec.Store(int64(time.Since(start) / time.Second))
 		if err != nil {
 			a.lastRewriteErr.Store(true)
@@ -618,9 +627,7 @@ func (a *aofState) rewriteLocked(enable, atStart bool) (err error) {
 		}
 		a.lastRewriteErr.Store(false)
 		a.rewriteFails.Store(0)
-		if !atStart {
-			a.rewrites.Add(1)
-		}
+		a.rewrites.Add(1)
 	}()
 	if err := os.MkdirAll(a.dir(), 0o755); err != nil {
 		return err
