@@ -690,7 +690,7 @@ func (a *aofState) rewriteLocked(enable, atStart bool) (err error) {
 			off := s.feed.attach(a, s.done)
 			a.written.Store(off)
 			a.synced.Store(off)
-		} else {
+		} else if a.on.Load() {
 			s.feed.withSinks(func() {
 				a.fileMu.Lock()
 				oldFile, a.f = a.f, nf
@@ -742,6 +742,11 @@ func (a *aofState) rewriteLocked(enable, atStart bool) (err error) {
 		// new base only up to the snapshot point, which is exactly its end.
 		oldFile.Sync()
 		oldFile.Close()
+	}
+	if !enable && !a.on.Load() {
+		// BGREWRITEAOF with the AOF off: the directory is rewritten, and
+		// nothing writes to the new incremental file until it is on.
+		nf.Close()
 	}
 	nm := aofManifest{base: &base, incrs: []aofFile{incr}}
 	if err := a.writeManifest(&nm); err != nil {

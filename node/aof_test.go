@@ -273,3 +273,18 @@ func TestAOFAutoRewrite(t *testing.T) {
 		t.Fatalf("sizes after rewrite: current %d base %d", cur, base)
 	}
 }
+
+func TestAOFBgrewriteWhileOff(t *testing.T) {
+	dir := t.TempDir()
+	tc := newTestServer(t, "dir", dir)
+	t.Cleanup(func() { tc.s.Close() })
+	tc.expect("+OK|", "SET", "k", "v")
+	tc.expect("+Background append only file rewriting started|", "BGREWRITEAOF")
+	waitRewrite(t, tc)
+	if tc.s.aof.on.Load() || tc.s.aof.f != nil {
+		t.Fatal("BGREWRITEAOF turned the AOF on")
+	}
+	tc.s.Close()
+	tc2 := mustAOFServer(t, dir)
+	tc2.expect("$1|v|", "GET", "k")
+}
