@@ -3,6 +3,7 @@ package node
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/slotd/slotd/node/rdb"
 )
 
 // The append-only file, laid out as redis-server 7.0 lays it out: a
@@ -445,6 +448,12 @@ func (s *Server) loadAOFAtStart() error {
 	defer a.mu.Unlock()
 	mb, err := os.ReadFile(a.path(a.manifestName()))
 	if errors.Is(err, os.ErrNotExist) {
+		if err := a.upgradeLegacy(); err != nil {
+			return err
+		}
+		mb, err = os.ReadFile(a.path(a.manifestName()))
+	}
+	if errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(a.dir(), 0o755); err != nil {
 			return fmt.Errorf("Can't open or create append-only dir %s: %v", a.dir(), err)
 		}
@@ -492,6 +501,29 @@ func (s *Server) loadAOFAtStart() error {
 		a.man = nm
 	}
 	return a.startLocked(a.man.incrs[len(a.man.incrs)-1].name)
+}
+
+// upgradeLegacy moves the single AOF file of redis-server before 7.0
+// (appendfilename in dir), when there is one and no manifest, into the
+// AOF directory as its base, as redis-server 7.0 does on start.
+func (a *aofState) upgradeLegacy() error {
+	name := a.s.Cfg.Str("appendfilename")
+	old := filepath.Join(a.s.dataDir(), name)
+	if st, err := os.Stat(old); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	if err := os.MkdirAll(a.dir(), 0o755); err != nil {
+		return fmt.Errorf("Can't open or create append-only dir %s: %v", a.dir(), err)
+	}
+	m := aofManifest{base: &aofFile{name: name, seq: 1, typ: aofBase}}
+	if err := os.Rename(old, a.path(name)); err != nil {
+		return fmt.Errorf("Error moving %s into the append-only dir: %v", name, err)
+	}
+	if err := a.writeManifest(&m); err != nil {
+		return err
+	}
+	a.s.Log.Info("Successfully migrated an old-style AOF into the AOF directory")
+	return nil
 }
 
 // startLocked opens the incremental file name for append and attaches the
@@ -884,13 +916,22 @@ func (s *Server) loadAOFFile(af aofFile, last bool) (int64, error) {
 			return 0, fmt.Errorf("Bad file format reading the append only file %s: an RDB image in an incremental file", af.name)
 		}
 		s.Log.Info("Reading RDB base file on AOF loading...")
-		keys, err := s.loadRDBFrom(br)
+		var tail *bufio.Reader
+		if strings.HasSuffix(af.name, ".rdb") {
+			_, err = s.loadRDBFrom(br)
+		} else {
+			// A single-file AOF of redis-server before 7.0 (moved in by
+			// the upgrade): an RDB preamble, then commands.
+			tail, err = s.loadPreamble(br)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("Fatal error: the base AOF %s is not a valid RDB file: %v", af.name, err)
 		}
-		s.Log.Info(fmt.Sprintf("Loading RDB produced by version %s, keys loaded: %d", Version, keys))
 		s.Log.Info(fmt.Sprintf("DB loaded from base file %s", af.name))
-		return st.Size(), nil
+		if tail == nil {
+			return st.Size(), nil
+		}
+		br = tail
 	}
 	valid, err := s.replayAOF(br)
 	switch {
@@ -917,6 +958,42 @@ func (s *Server) loadAOFFile(af aofFile, last bool) (int64, error) {
 		}
 		return 0, fmt.Errorf("Bad file format reading the append only file %s at offset %d: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>", af.name, valid)
 	}
+}
+
+// loadPreamble loads the RDB image at the start of r and returns a reader
+// of the commands after it. The image's end is found by its trailer: the
+// EOF opcode, then the CRC-64 of everything before (or zeros when the
+// writer had rdbchecksum no), then a command or the end of the file.
+func (s *Server) loadPreamble(r io.Reader) (*bufio.Reader, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	end := -1
+	var crc uint64
+	from := 0
+	for p := 9; p+9 <= len(b); p++ {
+		if b[p] != 0xff || (p+9 < len(b) && b[p+9] != '*') {
+			continue
+		}
+		crc = rdb.CRC64(crc, b[from:p+1])
+		from = p + 1
+		sum := binary.LittleEndian.Uint64(b[p+1 : p+9])
+		if sum == crc || sum == 0 {
+			if _, err := s.loadRDBFrom(bytes.NewReader(b[:p+9])); err == nil {
+				end = p + 9
+				break
+			}
+		}
+	}
+	if end < 0 {
+		_, err := s.loadRDBFrom(bytes.NewReader(b))
+		if err == nil {
+			err = errors.New("no end found")
+		}
+		return nil, err
+	}
+	return bufio.NewReader(bytes.NewReader(b[end:])), nil
 }
 
 // replayAOF runs the commands of a command file through the dispatcher as

@@ -288,3 +288,33 @@ func TestAOFBgrewriteWhileOff(t *testing.T) {
 	tc2 := mustAOFServer(t, dir)
 	tc2.expect("$1|v|", "GET", "k")
 }
+
+func TestAOFUpgradeLegacyFile(t *testing.T) {
+	// An old single-file AOF: commands only, then with an RDB preamble.
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "appendonly.aof"), []byte(strings.ReplaceAll(aofGood, "|", "\r\n")), 0o644)
+	tc := mustAOFServer(t, dir)
+	tc.expect("$1|2|", "GET", "b")
+	if _, err := os.Stat(filepath.Join(dir, "appendonly.aof")); err == nil {
+		t.Fatal("legacy file left in dir")
+	}
+	if got := readManifest(t, dir); !strings.HasPrefix(got, "file appendonly.aof seq 1 type b\n") {
+		t.Fatalf("manifest %q", got)
+	}
+
+	// Preamble: an RDB image of one server, then commands.
+	src := mustAOFServer(t, t.TempDir())
+	src.expect("+OK|", "SET", "rdbkey", "1")
+	src.expect(":2|", "RPUSH", "l", "a", "b")
+	var img strings.Builder
+	if err := src.s.writeSnapshot(&img, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	legacy := img.String() + strings.ReplaceAll("*2|$6|SELECT|$1|0|*3|$3|SET|$4|tail|$1|x|", "|", "\r\n")
+	os.WriteFile(filepath.Join(dir, "appendonly.aof"), []byte(legacy), 0o644)
+	tc = mustAOFServer(t, dir)
+	tc.expect("$1|1|", "GET", "rdbkey")
+	tc.expect("$1|x|", "GET", "tail")
+	tc.expect(":2|", "LLEN", "l")
+}
