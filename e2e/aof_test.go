@@ -328,7 +328,7 @@ func fillTypes(t *testing.T, addr string) {
 	mustCmd(t, addr, "SELECT", "3") // a new connection each call: db 0 only
 }
 
-var typeKeys = []string{"str", "int", "ttl", "list", "biglist", "iset", "set", "hash", "zset", "float", "after1", "after2"}
+var typeKeys = []string{"str", "int", "ttl", "list", "biglist", "iset", "set", "hash", "zset", "float", "after1", "after2", "ex1"}
 
 // contents renders the keys of typeKeys as comparable text.
 func contents(t *testing.T, addr string) string {
@@ -392,8 +392,7 @@ func TestAOFDirectoryInterop(t *testing.T) {
 			fillTypes(t, s.Addr())
 			mustCmd(t, s.Addr(), "BGREWRITEAOF")
 			waitRewriteDone(t, s.Addr())
-			mustCmd(t, s.Addr(), "SET", "after1", "in-incr")
-			mustCmd(t, s.Addr(), "SPOP", "iset")
+			incrOps(t, s.Addr())
 			want := contents(t, s.Addr())
 			s.shutdown(t)
 			rdir := t.TempDir()
@@ -409,9 +408,7 @@ func TestAOFDirectoryInterop(t *testing.T) {
 			fillTypes(t, r.Addr())
 			mustCmd(t, r.Addr(), "BGREWRITEAOF")
 			waitRewriteDone(t, r.Addr())
-			mustCmd(t, r.Addr(), "SET", "after1", "in-incr")
-			mustCmd(t, r.Addr(), "SET", "after2", "x", "PX", "100000")
-			mustCmd(t, r.Addr(), "SPOP", "iset")
+			incrOps(t, r.Addr())
 			want := contents(t, r.Addr())
 			r.shutdown(t)
 			dir := t.TempDir()
@@ -422,6 +419,26 @@ func TestAOFDirectoryInterop(t *testing.T) {
 			}
 		})
 	}
+}
+
+// incrOps runs writes whose propagated form differs from the command
+// (relative TTLs, random pops, float increments), so that the incremental
+// file holds each rewritten form.
+func incrOps(t *testing.T, addr string) {
+	t.Helper()
+	mustCmd(t, addr, "SET", "after1", "in-incr")
+	mustCmd(t, addr, "SET", "after2", "x", "PX", "100000")
+	mustCmd(t, addr, "SETEX", "ex1", "1000", "v")
+	mustCmd(t, addr, "EXPIRE", "str", "5000")
+	mustCmd(t, addr, "EXPIRE", "int", "-1")
+	mustCmd(t, addr, "GETEX", "ttl", "PERSIST")
+	mustCmd(t, addr, "GETDEL", "ex1")
+	mustCmd(t, addr, "INCRBYFLOAT", "float", "0.1")
+	mustCmd(t, addr, "HINCRBYFLOAT", "hash", "f3", "2.5")
+	mustCmd(t, addr, "SPOP", "iset")
+	mustCmd(t, addr, "SPOP", "set", "10")
+	mustCmd(t, addr, "LMPOP", "1", "biglist", "RIGHT", "COUNT", "7")
+	mustCmd(t, addr, "ZMPOP", "1", "zset", "MAX")
 }
 
 func waitRewriteDone(t *testing.T, addr string) {

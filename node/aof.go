@@ -367,9 +367,14 @@ func (a *aofState) everysec(stop <-chan struct{}) bool {
 		case <-a.s.done:
 			return true
 		case <-t.C:
-			if a.policy.Load() == fsyncEverysec {
-				a.fsyncNow()
+			if a.policy.Load() != fsyncEverysec {
+				continue
 			}
+			if a.rewriting.Load() && a.s.Cfg.Bool("no-appendfsync-on-rewrite") {
+				// The rewrite has the disk; the fsync waits for it.
+				continue
+			}
+			a.fsyncNow()
 		}
 	}
 }
