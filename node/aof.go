@@ -250,6 +250,7 @@ type aofState struct {
 	rewrites       atomic.Int64
 	rewriteFails   atomic.Int64
 	writeErr       atomic.Bool
+	writeErrText   atomic.Pointer[string]
 	delayedFsync   atomic.Int64
 	// rewriteDone is closed when the running rewrite ends (tests).
 	rewriteDone chan struct{}
@@ -307,6 +308,8 @@ func (a *aofState) feedWrite(chunk []byte, end int64) {
 	_, err := f.Write(chunk)
 	if err != nil {
 		a.fileMu.Unlock()
+		msg := err.Error()
+		a.writeErrText.Store(&msg)
 		if !a.writeErr.Swap(true) {
 			a.s.Log.Warn("Error writing to the AOF file: " + err.Error())
 		}
@@ -317,6 +320,8 @@ func (a *aofState) feedWrite(chunk []byte, end int64) {
 	if a.policy.Load() == fsyncAlways {
 		if err := f.Sync(); err != nil {
 			a.fileMu.Unlock()
+			msg := err.Error()
+			a.writeErrText.Store(&msg)
 			if !a.writeErr.Swap(true) {
 				a.s.Log.Warn("Can't persist AOF for fsync error when the AOF fsync policy is 'always': " + err.Error())
 			}
@@ -329,6 +334,20 @@ func (a *aofState) feedWrite(chunk []byte, end int64) {
 		a.writeErr.Store(false)
 		a.s.Log.Info("AOF write error looks solved, Redis can write again.")
 	}
+}
+
+// aofDenyWrites returns the MISCONF error that refuses writes while the
+// last write to the AOF failed, or "" (for the dispatcher's check of
+// refused writes, next to stop-writes-on-bgsave-error).
+func (s *Server) aofDenyWrites() string {
+	if !s.aof.on.Load() || !s.aof.writeErr.Load() {
+		return ""
+	}
+	msg := "unknown error"
+	if p := s.aof.writeErrText.Load(); p != nil {
+		msg = *p
+	}
+	return "MISCONF Errors writing to the AOF file: " + msg
 }
 
 // fsyncNow fsyncs the current file and advances synced.
