@@ -231,6 +231,9 @@ type aofState struct {
 	// fileMu guards f, the incremental file the sink writes to.
 	fileMu sync.Mutex
 	f      *os.File
+	// pending is what a failed write left, up to feed offset pendingEnd.
+	pending    []byte
+	pendingEnd int64
 
 	// mu serializes the AOF's lifecycle: start, stop, rewrites and the
 	// manifest.
@@ -300,40 +303,68 @@ func (a *aofState) path(name string) string { return filepath.Join(a.dir(), name
 // feedWrite is the feed sink: it appends the chunk to the current file.
 func (a *aofState) feedWrite(chunk []byte, end int64) {
 	a.fileMu.Lock()
+	a.writeLocked(chunk, end)
+	a.fileMu.Unlock()
+}
+
+// writeLocked writes what an earlier failed write left, then chunk, which
+// ends the stream at end. What cannot be written is kept for the next try
+// (redis-server keeps it in its AOF buffer), and writes are refused with
+// MISCONF meanwhile. fileMu is held.
+func (a *aofState) writeLocked(chunk []byte, end int64) {
 	f := a.f
 	if f == nil {
-		a.fileMu.Unlock()
 		return
 	}
-	_, err := f.Write(chunk)
+	data := chunk
+	if len(a.pending) > 0 {
+		a.pending = append(a.pending, chunk...)
+		data = a.pending
+	}
+	n, err := f.Write(data)
+	a.curSize.Add(int64(n))
 	if err != nil {
-		a.fileMu.Unlock()
-		msg := err.Error()
-		a.writeErrText.Store(&msg)
-		if !a.writeErr.Swap(true) {
-			a.s.Log.Warn("Error writing to the AOF file: " + err.Error())
+		rest := data[n:]
+		if len(a.pending) > 0 {
+			a.pending = a.pending[:copy(a.pending, rest)]
+		} else {
+			a.pending = append(a.pending[:0], rest...)
 		}
+		a.pendingEnd = end
+		a.writeFailed("Error writing to the AOF file: ", err)
 		return
 	}
-	a.curSize.Add(int64(len(chunk)))
+	a.pending = a.pending[:0]
 	a.written.Store(end)
 	if a.policy.Load() == fsyncAlways {
 		if err := f.Sync(); err != nil {
-			a.fileMu.Unlock()
-			msg := err.Error()
-			a.writeErrText.Store(&msg)
-			if !a.writeErr.Swap(true) {
-				a.s.Log.Warn("Can't persist AOF for fsync error when the AOF fsync policy is 'always': " + err.Error())
-			}
+			a.writeFailed("Can't persist AOF for fsync error when the AOF fsync policy is 'always': ", err)
 			return
 		}
 		a.synced.Store(end)
 	}
-	a.fileMu.Unlock()
 	if a.writeErr.Load() {
 		a.writeErr.Store(false)
 		a.s.Log.Info("AOF write error looks solved, Redis can write again.")
 	}
+}
+
+func (a *aofState) writeFailed(what string, err error) {
+	msg := err.Error()
+	a.writeErrText.Store(&msg)
+	if !a.writeErr.Swap(true) {
+		a.s.Log.Warn(what + msg)
+	}
+}
+
+// retryPending writes what a failed write left (from the background
+// loop, so that the AOF recovers without new writes).
+func (a *aofState) retryPending() {
+	a.fileMu.Lock()
+	if len(a.pending) > 0 {
+		a.writeLocked(nil, a.pendingEnd)
+	}
+	a.fileMu.Unlock()
 }
 
 // aofDenyWrites returns the MISCONF error that refuses writes while the
@@ -386,6 +417,9 @@ func (a *aofState) everysec(stop <-chan struct{}) bool {
 		case <-a.s.done:
 			return true
 		case <-t.C:
+			if a.writeErr.Load() {
+				a.retryPending()
+			}
 			if a.policy.Load() != fsyncEverysec {
 				continue
 			}
@@ -405,6 +439,18 @@ func (a *aofState) waitDurable(off int64) {
 	if a.waitSync.Load() {
 		if a.synced.Load() < off {
 			a.s.feed.pump()
+		}
+		// A failed write or fsync: under always the reply may not go
+		// before the write is on disk, so it waits for a retry to succeed
+		// (redis-server exits instead).
+		for a.synced.Load() < off && a.waitSync.Load() {
+			select {
+			case <-a.s.done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			a.retryPending()
+			a.fsyncNow()
 		}
 		return
 	}
@@ -750,6 +796,8 @@ func (a *aofState) rewriteLocked(enable, atStart bool) (err error) {
 			s.feed.withSinks(func() {
 				a.fileMu.Lock()
 				oldFile, a.f = a.f, nf
+				// What the old file failed to take is in the new base.
+				a.pending = a.pending[:0]
 				a.fileMu.Unlock()
 			})
 		}

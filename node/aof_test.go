@@ -318,3 +318,35 @@ func TestAOFUpgradeLegacyFile(t *testing.T) {
 	tc.expect("$1|x|", "GET", "tail")
 	tc.expect(":2|", "LLEN", "l")
 }
+
+func TestAOFWriteErrorDeniesWrites(t *testing.T) {
+	dir := t.TempDir()
+	tc := mustAOFServer(t, dir)
+	// A file that refuses writes.
+	tc.s.aof.fileMu.Lock()
+	good := tc.s.aof.f
+	ro, err := os.Open(good.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.s.aof.f = ro
+	tc.s.aof.fileMu.Unlock()
+	tc.expect("+OK|", "SET", "k", "v")
+	tc.s.flush(tc.c)
+	if !strings.HasPrefix(tc.do("SET", "k", "v"), "-MISCONF Errors writing to the AOF file: ") {
+		t.Fatal("write accepted after an AOF write error")
+	}
+	tc.expect("$1|v|", "GET", "k")
+	// The file takes writes again: what failed is written on the retry
+	// and writes are accepted again.
+	tc.s.aof.fileMu.Lock()
+	tc.s.aof.f = good
+	tc.s.aof.fileMu.Unlock()
+	tc.s.aof.retryPending()
+	tc.expect("+OK|", "SET", "k2", "w")
+	ro.Close()
+	tc.s.Close()
+	tc2 := mustAOFServer(t, dir)
+	tc2.expect("$1|v|", "GET", "k")
+	tc2.expect("$1|w|", "GET", "k2")
+}

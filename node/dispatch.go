@@ -62,6 +62,12 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	if s.ev.maxmem.Load() != 0 && !s.checkMemory(c, cmd) {
 		return
 	}
+	if s.aof.writeErr.Load() && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
+		if msg := s.aofDenyWrites(); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
+	}
 	if s.pause.Load() != 0 {
 		s.holdWhilePaused(c, cmd)
 	}
