@@ -942,7 +942,7 @@ func (s *Server) infoAOF(w infoWriter) {
 	w.kv("aof_last_cow_size", 0)
 	w.kv("module_fork_in_progress", 0)
 	w.kv("module_fork_last_cow_size", 0)
-	if a.on.Load() {
+	if s.Cfg.Bool("appendonly") {
 		w.kv("aof_current_size", a.curSize.Load())
 		w.kv("aof_base_size", a.baseSize.Load())
 		w.kv("aof_pending_rewrite", boolInt(a.scheduled.Load()))
