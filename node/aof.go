@@ -255,8 +255,6 @@ type aofState struct {
 	writeErr       atomic.Bool
 	writeErrText   atomic.Pointer[string]
 	delayedFsync   atomic.Int64
-	// rewriteDone is closed when the running rewrite ends (tests).
-	rewriteDone chan struct{}
 }
 
 func (s *Server) initAOF() {
@@ -682,14 +680,11 @@ func (s *Server) startRewrite(enable bool) error {
 		return errRewriteRunning
 	}
 	a.scheduled.Store(false)
-	done := make(chan struct{})
-	a.rewriteDone = done
 	a.rewriteStart.Store(time.Now().UnixMilli())
 	s.Log.Info("Background append only file rewriting started")
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer close(done)
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if enable && !s.Cfg.Bool("appendonly") {
@@ -1142,12 +1137,19 @@ func readAOFCommand(r *bufio.Reader, args [][]byte) ([][]byte, int64, error) {
 		}
 		return b[:len(b)-2], nil
 	}
-	if _, err := r.Peek(1); err == io.EOF {
-		return args, 0, io.EOF
-	}
-	b, err := line()
-	if err != nil {
-		return args, used, err
+	var b []byte
+	for {
+		if _, err := r.Peek(1); err == io.EOF {
+			return args, used, io.EOF
+		}
+		var err error
+		if b, err = line(); err != nil {
+			return args, used, err
+		}
+		// Annotations (#TS:... of aof-timestamp-enabled) are skipped.
+		if len(b) == 0 || b[0] != '#' {
+			break
+		}
 	}
 	if len(b) < 2 || b[0] != '*' {
 		return args, used, errors.New("expected a multibulk")

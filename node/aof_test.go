@@ -350,3 +350,11 @@ func TestAOFWriteErrorDeniesWrites(t *testing.T) {
 	tc2.expect("$1|v|", "GET", "k")
 	tc2.expect("$1|w|", "GET", "k2")
 }
+
+func TestAOFAnnotationsSkipped(t *testing.T) {
+	dir := t.TempDir()
+	writeAOFDir(t, dir, "#TS:1700000000|"+aofGood+"#TS:1700000001|*3|$3|SET|$1|c|$1|3|")
+	tc := mustAOFServer(t, dir)
+	tc.expect("$1|2|", "GET", "b")
+	tc.expect("$1|3|", "GET", "c")
+}
