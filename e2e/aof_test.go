@@ -296,7 +296,7 @@ func TestAOFCorruptMiddleRefusesStart(t *testing.T) {
 	for mid < len(b) && b[mid] != '*' {
 		mid++
 	}
-	bad := append(append(append([]byte(nil), b[:mid]...), "#garbage\r\n"...), b[mid:]...)
+	bad := append(append(append([]byte(nil), b[:mid]...), "garbage\r\n"...), b[mid:]...)
 	os.WriteFile(p, bad, 0o644)
 	srv2 := launchIn(t, "slotd", bin, dir, args...)
 	srv2.waitExit(t, 30*time.Second)
@@ -439,6 +439,27 @@ func incrOps(t *testing.T, addr string) {
 	mustCmd(t, addr, "SPOP", "set", "10")
 	mustCmd(t, addr, "LMPOP", "1", "biglist", "RIGHT", "COUNT", "7")
 	mustCmd(t, addr, "ZMPOP", "1", "zset", "MAX")
+}
+
+func TestAOFTimestampAnnotationsFromRedis(t *testing.T) {
+	slotd := slotdBinary(t)
+	redis := redisServerBinary(t)
+	rdir := t.TempDir()
+	r := startIn(t, "redis-server", redis, rdir, "--save", "", "--appendonly", "yes", "--aof-timestamp-enabled", "yes", "--loglevel", "warning")
+	fillTypes(t, r.Addr())
+	incrOps(t, r.Addr())
+	want := contents(t, r.Addr())
+	r.shutdown(t)
+	b, _ := os.ReadFile(incrPath(t, rdir))
+	if !strings.Contains(string(b), "#TS:") {
+		t.Fatal("redis-server wrote no annotations")
+	}
+	dir := t.TempDir()
+	copyDir(t, filepath.Join(rdir, "appendonlydir"), filepath.Join(dir, "appendonlydir"))
+	s := startIn(t, "slotd", slotd, dir, "--appendonly", "yes", "--loglevel", "warning")
+	if got := contents(t, s.Addr()); got != want {
+		t.Fatalf("slotd loaded:\n%s\nredis-server had:\n%s", got, want)
+	}
 }
 
 func waitRewriteDone(t *testing.T, addr string) {
