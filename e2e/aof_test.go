@@ -395,6 +395,11 @@ func TestAOFDirectoryInterop(t *testing.T) {
 			incrOps(t, s.Addr())
 			want := contents(t, s.Addr())
 			s.shutdown(t)
+			check := needTool(t, "redis-check-aof")
+			out, err := exec.Command(check, filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")).CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "All AOF files and manifest are valid") {
+				t.Fatalf("redis-check-aof on slotd's directory: %v\n%s", err, out)
+			}
 			rdir := t.TempDir()
 			copyDir(t, filepath.Join(dir, "appendonlydir"), filepath.Join(rdir, "appendonlydir"))
 			r := startIn(t, "redis-server", redis, rdir, rargs...)
