@@ -52,8 +52,8 @@ func aofPort(t *testing.T) int {
 	return 0
 }
 
-// launchIn starts bin in dir on a port of the AOF range without waiting.
-func launchIn(t *testing.T, name, bin, dir string, args ...string) *server {
+// launchAOFIn starts bin in dir on a port of the AOF range without waiting.
+func launchAOFIn(t *testing.T, name, bin, dir string, args ...string) *server {
 	t.Helper()
 	port := aofPort(t)
 	s := &server{Name: name, Port: port, out: &lockedBuffer{}, done: make(chan struct{})}
@@ -71,10 +71,10 @@ func launchIn(t *testing.T, name, bin, dir string, args ...string) *server {
 	return s
 }
 
-// startIn starts bin in dir and waits until it answers.
-func startIn(t *testing.T, name, bin, dir string, args ...string) *server {
+// startAOFIn starts bin in dir and waits until it answers.
+func startAOFIn(t *testing.T, name, bin, dir string, args ...string) *server {
 	t.Helper()
-	s := launchIn(t, name, bin, dir, args...)
+	s := launchAOFIn(t, name, bin, dir, args...)
 	if err := s.waitReady(30 * time.Second); err != nil {
 		t.Fatalf("%s did not start: %v", name, err)
 	}
@@ -185,7 +185,7 @@ func aofKillTest(t *testing.T, policy string) (lost, total int, rate float64) {
 	bin := slotdBinary(t)
 	dir := t.TempDir()
 	args := []string{"--appendonly", "yes", "--appendfsync", policy, "--loglevel", "warning"}
-	srv := startIn(t, "slotd", bin, dir, args...)
+	srv := startAOFIn(t, "slotd", bin, dir, args...)
 	stop := make(chan struct{})
 	ws, wg := runWriters(t, srv.Addr(), 8, stop)
 	start := time.Now()
@@ -208,7 +208,7 @@ func aofKillTest(t *testing.T, policy string) (lost, total int, rate float64) {
 	elapsed := time.Since(start)
 	close(stop)
 	wg.Wait()
-	srv2 := startIn(t, "slotd", bin, dir, args...)
+	srv2 := startAOFIn(t, "slotd", bin, dir, args...)
 	lost, total = missing(t, srv2.Addr(), ws)
 	rate = float64(total) / elapsed.Seconds()
 	t.Logf("appendfsync %s: %d acknowledged writes in %v (%.0f/s), %d lost after kill -9", policy, total, elapsed, rate, lost)
@@ -257,7 +257,7 @@ func TestAOFTornTailLoadsWithWarning(t *testing.T) {
 	bin := slotdBinary(t)
 	dir := t.TempDir()
 	args := []string{"--appendonly", "yes", "--loglevel", "warning"}
-	srv := startIn(t, "slotd", bin, dir, args...)
+	srv := startAOFIn(t, "slotd", bin, dir, args...)
 	for i := 0; i < 100; i++ {
 		mustCmd(t, srv.Addr(), "SET", "k"+strconv.Itoa(i), "v")
 	}
@@ -269,7 +269,7 @@ func TestAOFTornTailLoadsWithWarning(t *testing.T) {
 	}
 	f.WriteString("*3\r\n$3\r\nSET\r\n$4\r\ntorn\r\n$5\r\nval")
 	f.Close()
-	srv2 := startIn(t, "slotd", bin, dir, args...)
+	srv2 := startAOFIn(t, "slotd", bin, dir, args...)
 	if got := mustCmd(t, srv2.Addr(), "DBSIZE"); got != "100" {
 		t.Fatalf("DBSIZE %s after a torn tail", got)
 	}
@@ -285,7 +285,7 @@ func TestAOFCorruptMiddleRefusesStart(t *testing.T) {
 	bin := slotdBinary(t)
 	dir := t.TempDir()
 	args := []string{"--appendonly", "yes", "--loglevel", "warning"}
-	srv := startIn(t, "slotd", bin, dir, args...)
+	srv := startAOFIn(t, "slotd", bin, dir, args...)
 	for i := 0; i < 10; i++ {
 		mustCmd(t, srv.Addr(), "SET", "k"+strconv.Itoa(i), "v")
 	}
@@ -298,7 +298,7 @@ func TestAOFCorruptMiddleRefusesStart(t *testing.T) {
 	}
 	bad := append(append(append([]byte(nil), b[:mid]...), "garbage\r\n"...), b[mid:]...)
 	os.WriteFile(p, bad, 0o644)
-	srv2 := launchIn(t, "slotd", bin, dir, args...)
+	srv2 := launchAOFIn(t, "slotd", bin, dir, args...)
 	srv2.waitExit(t, 30*time.Second)
 	out := srv2.Output()
 	for _, want := range []string{"Bad file format reading the append only file", "at offset " + strconv.Itoa(mid), "redis-check-aof --fix"} {
@@ -388,7 +388,7 @@ func TestAOFDirectoryInterop(t *testing.T) {
 		rargs := append([]string{"--save", ""}, args...)
 		t.Run("slotd-to-redis-preamble-"+preamble, func(t *testing.T) {
 			dir := t.TempDir()
-			s := startIn(t, "slotd", slotd, dir, args...)
+			s := startAOFIn(t, "slotd", slotd, dir, args...)
 			fillTypes(t, s.Addr())
 			mustCmd(t, s.Addr(), "BGREWRITEAOF")
 			waitRewriteDone(t, s.Addr())
@@ -402,14 +402,14 @@ func TestAOFDirectoryInterop(t *testing.T) {
 			}
 			rdir := t.TempDir()
 			copyDir(t, filepath.Join(dir, "appendonlydir"), filepath.Join(rdir, "appendonlydir"))
-			r := startIn(t, "redis-server", redis, rdir, rargs...)
+			r := startAOFIn(t, "redis-server", redis, rdir, rargs...)
 			if got := contents(t, r.Addr()); got != want {
 				t.Fatalf("redis-server loaded:\n%s\nslotd had:\n%s", got, want)
 			}
 		})
 		t.Run("redis-to-slotd-preamble-"+preamble, func(t *testing.T) {
 			rdir := t.TempDir()
-			r := startIn(t, "redis-server", redis, rdir, rargs...)
+			r := startAOFIn(t, "redis-server", redis, rdir, rargs...)
 			fillTypes(t, r.Addr())
 			mustCmd(t, r.Addr(), "BGREWRITEAOF")
 			waitRewriteDone(t, r.Addr())
@@ -418,7 +418,7 @@ func TestAOFDirectoryInterop(t *testing.T) {
 			r.shutdown(t)
 			dir := t.TempDir()
 			copyDir(t, filepath.Join(rdir, "appendonlydir"), filepath.Join(dir, "appendonlydir"))
-			s := startIn(t, "slotd", slotd, dir, args...)
+			s := startAOFIn(t, "slotd", slotd, dir, args...)
 			if got := contents(t, s.Addr()); got != want {
 				t.Fatalf("slotd loaded:\n%s\nredis-server had:\n%s", got, want)
 			}
@@ -450,7 +450,7 @@ func TestAOFTimestampAnnotationsFromRedis(t *testing.T) {
 	slotd := slotdBinary(t)
 	redis := redisServerBinary(t)
 	rdir := t.TempDir()
-	r := startIn(t, "redis-server", redis, rdir, "--save", "", "--appendonly", "yes", "--aof-timestamp-enabled", "yes", "--loglevel", "warning")
+	r := startAOFIn(t, "redis-server", redis, rdir, "--save", "", "--appendonly", "yes", "--aof-timestamp-enabled", "yes", "--loglevel", "warning")
 	fillTypes(t, r.Addr())
 	incrOps(t, r.Addr())
 	want := contents(t, r.Addr())
@@ -461,7 +461,7 @@ func TestAOFTimestampAnnotationsFromRedis(t *testing.T) {
 	}
 	dir := t.TempDir()
 	copyDir(t, filepath.Join(rdir, "appendonlydir"), filepath.Join(dir, "appendonlydir"))
-	s := startIn(t, "slotd", slotd, dir, "--appendonly", "yes", "--loglevel", "warning")
+	s := startAOFIn(t, "slotd", slotd, dir, "--appendonly", "yes", "--loglevel", "warning")
 	if got := contents(t, s.Addr()); got != want {
 		t.Fatalf("slotd loaded:\n%s\nredis-server had:\n%s", got, want)
 	}
@@ -486,7 +486,7 @@ func TestAOFRewriteUnderLoadKeepsData(t *testing.T) {
 	bin := slotdBinary(t)
 	dir := t.TempDir()
 	args := []string{"--appendonly", "yes", "--loglevel", "warning"}
-	srv := startIn(t, "slotd", bin, dir, args...)
+	srv := startAOFIn(t, "slotd", bin, dir, args...)
 	stop := make(chan struct{})
 	ws, wg := runWriters(t, srv.Addr(), 4, stop)
 	for i := 0; i < 3; i++ {
@@ -502,7 +502,7 @@ func TestAOFRewriteUnderLoadKeepsData(t *testing.T) {
 		t.Fatalf("INFO after three rewrites:\n%s", info)
 	}
 	srv.kill() // no clean shutdown: the files alone must hold everything
-	srv2 := startIn(t, "slotd", bin, dir, args...)
+	srv2 := startAOFIn(t, "slotd", bin, dir, args...)
 	lost, total := missing(t, srv2.Addr(), ws)
 	if lost != 0 {
 		t.Fatalf("%d of %d writes lost across rewrites", lost, total)

@@ -801,7 +801,7 @@ func (a *aofState) rewriteLocked(enable, atStart bool) (err error) {
 	}
 	bw := bufio.NewWriterSize(tf, 1<<20)
 	if preamble {
-		err = s.writeSnapshot(bw, atPoint)
+		err = s.writeImage(bw, atPoint, true)
 	} else {
 		err = s.writeCommandSnapshot(bw, atPoint)
 	}
@@ -985,7 +985,10 @@ func (s *Server) loadAOFFile(af aofFile, last bool) (int64, error) {
 		s.Log.Info("Reading RDB base file on AOF loading...")
 		var tail *bufio.Reader
 		if strings.HasSuffix(af.name, ".rdb") {
-			_, err = s.loadRDBFrom(br)
+			// Keys already expired are kept, as redis-server does for an
+			// AOF base: the DELs that follow in the incremental files
+			// remove them.
+			_, err = s.loadRDB(br, loadOpts{keepExpired: true})
 		} else {
 			// A single-file AOF of redis-server before 7.0 (moved in by
 			// the upgrade): an RDB preamble, then commands.
@@ -1047,14 +1050,14 @@ func (s *Server) loadPreamble(r io.Reader) (*bufio.Reader, error) {
 		from = p + 1
 		sum := binary.LittleEndian.Uint64(b[p+1 : p+9])
 		if sum == crc || sum == 0 {
-			if _, err := s.loadRDBFrom(bytes.NewReader(b[:p+9])); err == nil {
+			if _, err := s.loadRDB(bytes.NewReader(b[:p+9]), loadOpts{keepExpired: true}); err == nil {
 				end = p + 9
 				break
 			}
 		}
 	}
 	if end < 0 {
-		_, err := s.loadRDBFrom(bytes.NewReader(b))
+		_, err := s.loadRDB(bytes.NewReader(b), loadOpts{keepExpired: true})
 		if err == nil {
 			err = errors.New("no end found")
 		}

@@ -36,7 +36,7 @@ func (s *Server) writeCommandSnapshot(w io.Writer, atStart func()) error {
 		}
 		buf = appendEntryCommands(buf, r.Key, r.Entry)
 		if r.Expire != 0 {
-			buf = appendCommand(buf, [][]byte{pexpireatArg, r.Key, FormatInt(r.Expire)})
+			buf = appendCommand(buf, pexpireatArg, r.Key, FormatInt(r.Expire))
 		}
 		_, err := bw.Write(buf)
 		return err
@@ -59,13 +59,13 @@ func appendEntryCommands(b, key []byte, e *keyspace.Entry) []byte {
 	}
 	flush := func() {
 		if len(args) > 2 {
-			b = appendCommand(b, args)
+			b = appendCommand(b, args...)
 			args = args[:2]
 		}
 	}
 	switch e.Kind {
 	case keyspace.KindString:
-		b = appendCommand(b, [][]byte{setArg, key, e.Bytes()})
+		b = appendCommand(b, setArg, key, e.Bytes())
 	case keyspace.KindList:
 		l := e.Obj().(*keyspace.List)
 		batch([]byte("RPUSH"))

@@ -42,7 +42,10 @@ func TestAOFManifestRoundTrip(t *testing.T) {
 // what is there.
 func aofServer(t *testing.T, dir string, directives ...string) (*testClient, error) {
 	t.Helper()
-	tc := newTestServer(t, append([]string{"dir", dir, "appendonly", "yes"}, directives...)...)
+	// The data directory is set directly: the dir directive would chdir
+	// the test process.
+	tc := newTestServer(t, append([]string{"appendonly", "yes"}, directives...)...)
+	tc.s.rdb.dir = dir
 	err := tc.s.LoadData()
 	t.Cleanup(func() { tc.s.Close() })
 	return tc, err
@@ -221,7 +224,8 @@ func TestAOFRewrite(t *testing.T) {
 
 func TestAOFConfigSetAppendonly(t *testing.T) {
 	dir := t.TempDir()
-	tc := newTestServer(t, "dir", dir)
+	tc := newTestServer(t)
+	tc.s.rdb.dir = dir
 	t.Cleanup(func() { tc.s.Close() })
 	tc.expect("+OK|", "SET", "before", "1")
 	tc.expect("+OK|", "CONFIG", "SET", "appendonly", "yes")
@@ -276,7 +280,8 @@ func TestAOFAutoRewrite(t *testing.T) {
 
 func TestAOFBgrewriteWhileOff(t *testing.T) {
 	dir := t.TempDir()
-	tc := newTestServer(t, "dir", dir)
+	tc := newTestServer(t)
+	tc.s.rdb.dir = dir
 	t.Cleanup(func() { tc.s.Close() })
 	tc.expect("+OK|", "SET", "k", "v")
 	tc.expect("+Background append only file rewriting started|", "BGREWRITEAOF")

@@ -86,6 +86,8 @@ type Client struct {
 	x       Ctx
 	keyPos  []int
 	lockSet []int
+	// keySlots holds the slot of each key in keyPos for a multi-key call.
+	keySlots []int
 	// prop collects what the running call propagates (feed.go).
 	prop propBuf
 	// propEnd is the feed offset after this client's last propagated

@@ -1,8 +1,6 @@
 package node
 
 import (
-	"crypto/sha1"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"math"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/slotd/slotd/node/config"
 	"github.com/slotd/slotd/node/keyspace"
-	"github.com/slotd/slotd/slots"
 )
 
 func registerServer(t Table) {
@@ -28,6 +25,9 @@ func registerServer(t Table) {
 	t.Add(&Command{Name: "config|rewrite", Arity: 2, Flags: cfgFlags, ACL: adminACL, Handler: cmdConfigRewrite})
 	t.Add(&Command{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow"}, Handler: cmdConfigHelp})
 	t.Add(&Command{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast"}, Tips: []string{"nondeterministic_output"}, Handler: cmdTime})
+	// SAVE and BGSAVE take the slot locks themselves (writeSnapshot).
+	t.Add(&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti, ACL: adminACL, Lock: LockSelf, Handler: cmdSave})
+	t.Add(&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: adminACL, Lock: LockSelf, Handler: cmdBgsave})
 	t.Add(&Command{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Tips: []string{"nondeterministic_output"}, Handler: cmdLastSave})
 	t.Add(&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, ACL: adminACL, Handler: cmdShutdown})
 	t.Add(&Command{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACL: adminACL, Lock: LockAll, Handler: cmdDebug})
@@ -197,15 +197,16 @@ func cmdDebug(x *Ctx) {
 		debugObject(x)
 	case sub == "digest" && n == 2:
 		d := x.S.digest()
-		x.W.BulkString(hex.EncodeToString(d[:]))
+		x.W.Simple(hex.EncodeToString(d[:]))
 	case sub == "digest-value" && n >= 2:
 		x.W.Array(n - 2)
 		for _, k := range x.Args[2:] {
+			// Logically expired keys count, as in redis-server.
 			var d [20]byte
-			if e := x.DB.Lookup(slots.Of(k), k, x.Now); e != nil {
-				d = valueDigest(e)
+			if e := x.DB.Peek(x.Slot(k), k); e != nil {
+				valueDigest(&d, e, e.HasTTL())
 			}
-			x.W.BulkString(hex.EncodeToString(d[:]))
+			x.W.Simple(hex.EncodeToString(d[:]))
 		}
 	case sub == "populate" && n >= 3 && n <= 5:
 		debugPopulate(x)
@@ -215,7 +216,7 @@ func cmdDebug(x *Ctx) {
 		x.S.ext.replMu.Unlock()
 		x.W.OK()
 	case sub == "reload":
-		x.W.Error("ERR DEBUG RELOAD is not supported: slotd has no persistence yet")
+		debugReload(x)
 	case sub == "log" && n == 3:
 		x.S.Log.Warn("DEBUG LOG: " + x.Arg(2))
 		x.W.OK()
@@ -228,7 +229,7 @@ func cmdDebug(x *Ctx) {
 
 func debugObject(x *Ctx) {
 	k := x.Args[2]
-	slot := slots.Of(k)
+	slot := x.Slot(k)
 	e := x.DB.Peek(slot, k)
 	if e == nil || (e.HasTTL() && x.DB.ExpireOf(slot, k, e) <= x.Now) {
 		x.W.Error(ErrNoSuchKey)
@@ -311,7 +312,7 @@ func debugPopulate(x *Ctx) {
 	for i := int64(0); i < count; i++ {
 		key = append(append(key[:0], prefix...), ':')
 		key = strconv.AppendInt(key, i, 10)
-		if x.DB.Lookup(slots.Of(key), key, x.Now) != nil {
+		if x.DB.Lookup(x.Slot(key), key, x.Now) != nil {
 			continue
 		}
 		val = strconv.AppendInt(append(val[:0], "value:"...), i, 10)
@@ -327,70 +328,6 @@ func debugPopulate(x *Ctx) {
 		x.Put(key, keyspace.NewString(val))
 	}
 	x.W.OK()
-}
-
-// mixDigest folds data into d as redis-server's DEBUG DIGEST does: d is
-// XORed with SHA1(data), then replaced by its own SHA1.
-func mixDigest(d *[20]byte, data []byte) {
-	xorDigest(d, data)
-	*d = sha1.Sum(d[:])
-}
-
-func xorDigest(d *[20]byte, data []byte) {
-	h := sha1.Sum(data)
-	for i := range d {
-		d[i] ^= h[i]
-	}
-}
-
-// Type codes redis-server mixes into a value digest.
-var digestType = map[keyspace.Kind]uint32{
-	keyspace.KindString: 0, keyspace.KindList: 1, keyspace.KindSet: 2, keyspace.KindZSet: 3, keyspace.KindHash: 4,
-}
-
-// valueDigest is DEBUG DIGEST-VALUE's digest of one value with its
-// expiry. Collections only contribute their type until their packages
-// expose their elements.
-func valueDigest(e *keyspace.Entry) [20]byte { return continueDigest([20]byte{}, e) }
-
-// continueDigest mixes a value's type, content and expiry into d.
-func continueDigest(d [20]byte, e *keyspace.Entry) [20]byte {
-	var t [4]byte
-	binary.BigEndian.PutUint32(t[:], digestType[e.Kind])
-	mixDigest(&d, t[:])
-	if e.Kind == keyspace.KindString {
-		mixDigest(&d, e.Bytes())
-	}
-	if e.HasTTL() {
-		xorDigest(&d, []byte("!!expire!!"))
-	}
-	return d
-}
-
-// digest is DEBUG DIGEST over every database: the XOR of each key's
-// digest (its name, then its value) per database, chained over databases.
-// The caller holds LockAll.
-func (s *Server) digest() [20]byte {
-	var final [20]byte
-	for i := 0; i < s.ks.NumDBs(); i++ {
-		db := s.ks.DB(i)
-		if db.Len() == 0 {
-			continue
-		}
-		var id [4]byte
-		binary.BigEndian.PutUint32(id[:], uint32(i))
-		mixDigest(&final, id[:])
-		for slot := 0; slot < slots.Count; slot++ {
-			db.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
-				var kd [20]byte
-				mixDigest(&kd, []byte(k))
-				kv := continueDigest(kd, e)
-				xorDigest(&final, kv[:])
-				return true
-			})
-		}
-	}
-	return final
 }
 
 func debugHelp(x *Ctx) {

@@ -103,11 +103,11 @@ func TestDebugPermission(t *testing.T) {
 
 func TestDebugCommands(t *testing.T) {
 	tc := newTestServer(t, "enable-debug-command", "yes")
-	tc.expect("$40|0000000000000000000000000000000000000000|", "DEBUG", "DIGEST")
+	tc.expect("+0000000000000000000000000000000000000000|", "DEBUG", "DIGEST")
 	tc.do("SET", "foo", "bar")
 	// Digests taken from redis-server 7.0.15 for the same data.
-	tc.expect("$40|d2ab4820c1be0580ea28efbfe8bfa1dc05bb802a|", "DEBUG", "DIGEST")
-	tc.expect("*2|$40|68467c70ae30376e7ce005bcc8827f5ba7fd67dc|$40|0000000000000000000000000000000000000000|", "DEBUG", "DIGEST-VALUE", "foo", "nokey")
+	tc.expect("+d2ab4820c1be0580ea28efbfe8bfa1dc05bb802a|", "DEBUG", "DIGEST")
+	tc.expect("*2|+68467c70ae30376e7ce005bcc8827f5ba7fd67dc|+0000000000000000000000000000000000000000|", "DEBUG", "DIGEST-VALUE", "foo", "nokey")
 	tc.expect("+OK|", "DEBUG", "POPULATE", "3")
 	tc.expect("$7|value:0|", "GET", "key:0")
 	tc.expect("+OK|", "DEBUG", "POPULATE", "2", "p", "10")

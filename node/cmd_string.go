@@ -1,7 +1,6 @@
 package node
 
 import (
-	"github.com/slotd/slotd/slots"
 	"math"
 	"math/big"
 	"strconv"
@@ -308,7 +307,7 @@ func cmdSetEX(x *Ctx) {
 		return
 	}
 	key := x.Args[1]
-	slot := slots.Of(key)
+	slot := x.Slot(key)
 	x.setString(slot, key, x.DB.Lookup(slot, key, x.Now), x.Args[3], expire)
 	x.Propagate(setArg, key, x.Args[3], pxatArg, FormatInt(expire))
 	x.W.OK()
@@ -380,7 +379,7 @@ func cmdGetSet(x *Ctx) {
 	}
 	x.W.Bulk(e.Bytes())
 	// The reply holds a copy of the old value, so its buffer may be reused.
-	x.setString(slots.Of(key), key, e, x.Args[2], 0)
+	x.setString(x.Slot(key), key, e, x.Args[2], 0)
 }
 
 func cmdMGet(x *Ctx) {
@@ -413,7 +412,7 @@ func cmdMSet(x *Ctx) {
 	}
 	for i := 1; i < len(x.Args); i += 2 {
 		key := x.Args[i]
-		slot := slots.Of(key)
+		slot := x.Slot(key)
 		x.setString(slot, key, x.DB.Lookup(slot, key, x.Now), x.Args[i+1], 0)
 	}
 	if nx {
@@ -461,7 +460,8 @@ func cmdIncr(x *Ctx) {
 	}
 	v += by
 	if e == nil {
-		x.Put(key, keyspace.WrapString(strconv.AppendInt(make([]byte, 0, 8), v, 10)))
+		var tmp [20]byte
+		x.Put(key, keyspace.NewString(strconv.AppendInt(tmp[:0], v, 10)))
 	} else {
 		// The TTL is kept, as redis-server keeps it.
 		e.SetBytes(strconv.AppendInt(e.Bytes()[:0], v, 10))

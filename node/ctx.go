@@ -26,6 +26,10 @@ type Ctx struct {
 	keyPtr  *byte
 	keyLen  int
 	keySlot int
+	// For a command with several keys: their argument positions and
+	// slots, as the dispatcher computed them to take the locks.
+	keysPos   []int
+	keysSlots []int
 
 	// selfLock is set while a LockSelf command runs straight from the
 	// dispatcher: it must lock the slots it visits itself.
@@ -41,8 +45,21 @@ type Ctx struct {
 // Slot returns the hash slot of key, reusing the dispatcher's computation
 // when key is the command's key argument.
 func (x *Ctx) Slot(key []byte) int {
-	if len(key) > 0 && unsafe.SliceData(key) == x.keyPtr && len(key) == x.keyLen {
-		return x.keySlot
+	if len(key) > 0 {
+		p := unsafe.SliceData(key)
+		if p == x.keyPtr && len(key) == x.keyLen {
+			return x.keySlot
+		}
+		// The same bytes as a key argument: the same slot. (A position
+		// left from another command cannot mislead: the pointer and
+		// length must match.)
+		for i, pos := range x.keysPos {
+			if pos < len(x.Args) {
+				if a := x.Args[pos]; unsafe.SliceData(a) == p && len(a) == len(key) {
+					return x.keysSlots[i]
+				}
+			}
+		}
 	}
 	return slots.Of(key)
 }

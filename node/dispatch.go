@@ -62,6 +62,10 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 	if s.ev.maxmem.Load() != 0 && !s.checkMemory(c, cmd) {
 		return
 	}
+	if s.rdb.denyWrites.Load() && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
+		s.reject(c, cmd, errMisconf)
+		return
+	}
 	if s.aof.writeErr.Load() && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
 		if msg := s.aofDenyWrites(); msg != "" {
 			s.reject(c, cmd, msg)
@@ -146,7 +150,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	x := &c.x
 	x.Cmd, x.Args, x.Now = cmd, args, c.clockBaseMs+int64(start/time.Millisecond)
 	x.DB = s.ks.DB(c.DB)
-	x.keyPtr = nil
+	x.keyPtr, x.keysPos = nil, nil
 	var lockSet []int
 	all := cmd.Lock == LockAll || (cmd.NeedsAll != nil && cmd.NeedsAll(args))
 	if all {
@@ -167,7 +171,14 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 			lockSet = c.lockSet
 			s.ks.Lock(slot)
 		default:
-			c.lockSet = slotSet(args, c.keyPos, c.lockSet[:0])
+			c.keySlots = c.keySlots[:0]
+			for _, p := range c.keyPos {
+				c.keySlots = append(c.keySlots, slots.Of(args[p]))
+			}
+			x.keysPos, x.keysSlots = c.keyPos, c.keySlots
+			c.lockSet = append(c.lockSet[:0], c.keySlots...)
+			slices.Sort(c.lockSet)
+			c.lockSet = slices.Compact(c.lockSet)
 			lockSet = c.lockSet
 			s.ks.LockSlots(lockSet)
 		}
@@ -193,6 +204,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		x.propCustom = false
 	}
 	x.selfLock = false
+	x.keysPos = nil
 	if all {
 		s.ks.UnlockAll()
 	} else if lockSet != nil {
@@ -218,15 +230,6 @@ func (s *Server) run(x *Ctx) {
 	if len(x.W.B) > before && x.W.B[before] == '-' {
 		x.Cmd.Stats.FailedCalls.AddAt(x.C.ID, 1)
 	}
-}
-
-// slotSet returns the sorted, distinct slots of the keys at pos.
-func slotSet(args [][]byte, pos []int, dst []int) []int {
-	for _, p := range pos {
-		dst = append(dst, slots.Of(args[p]))
-	}
-	slices.Sort(dst)
-	return slices.Compact(dst)
 }
 
 func unknownCommand(args [][]byte) string {

@@ -195,7 +195,7 @@ func (f *feed) appendCommand(db int, args ...[]byte) {
 		f.buf = appendSelect(f.buf, db)
 		f.db = db
 	}
-	f.buf = appendCommand(f.buf, args)
+	f.buf = appendCommand(f.buf, args...)
 	f.off += int64(len(f.buf) - was)
 	f.mu.Unlock()
 	if was == 0 {
@@ -225,11 +225,11 @@ func (f *feed) appendRaw(b []byte) {
 func appendSelect(b []byte, db int) []byte {
 	var tmp [20]byte
 	n := strconv.AppendInt(tmp[:0], int64(db), 10)
-	return appendCommand(b, [][]byte{[]byte("SELECT"), n})
+	return appendCommand(b, []byte("SELECT"), n)
 }
 
 // appendCommand encodes args as a RESP multibulk.
-func appendCommand(b []byte, args [][]byte) []byte {
+func appendCommand(b []byte, args ...[]byte) []byte {
 	b = append(b, '*')
 	b = strconv.AppendInt(b, int64(len(args)), 10)
 	b = append(b, '\r', '\n')
@@ -261,7 +261,7 @@ func (p *propBuf) add(db int, args [][]byte) {
 		p.b = appendSelect(p.b, db)
 	}
 	p.last = db
-	p.b = appendCommand(p.b, args)
+	p.b = appendCommand(p.b, args...)
 	p.n++
 }
 
@@ -281,9 +281,9 @@ func (p *propBuf) flush(f *feed) (end int64) {
 		end = f.appendBlock(p.first, p.last, p.b)
 	default:
 		var block []byte
-		block = appendCommand(block, multiArgs)
+		block = appendCommand(block, multiArgs...)
 		block = append(block, p.b...)
-		block = appendCommand(block, execArgs)
+		block = appendCommand(block, execArgs...)
 		end = f.appendBlock(p.first, p.last, block)
 	}
 	p.reset()

@@ -182,3 +182,36 @@ func TestPropagateCollections(t *testing.T) {
 	p([]string{"ZPOPMAX z 2"}, "ZMPOP", "1", "z", "MAX", "COUNT", "5")
 	p(nil, "ZMPOP", "1", "z", "MAX", "COUNT", "5")
 }
+
+func TestPropagateRestore(t *testing.T) {
+	tc := newTestServer(t)
+	tc.do("SET", "src", "v")
+	payload := tc.do("DUMP", "src")
+	payload = payload[strings.Index(payload, "\r\n")+2 : len(payload)-2]
+	r := attachRec(t, tc)
+	p := func(want []string, args ...string) { t.Helper(); expectProp(t, tc, r, want, args...) }
+	p([]string{"RESTORE k <ms:100000> " + payload + " ABSTTL"}, "RESTORE", "k", "100000", payload)
+	p([]string{"RESTORE k 4102444800000 " + payload + " REPLACE ABSTTL"}, "RESTORE", "k", "4102444800000", payload, "REPLACE", "ABSTTL")
+	p([]string{"RESTORE k2 0 " + payload}, "RESTORE", "k2", "0", payload)
+	// A time already passed: the key replaced is deleted, as DEL.
+	p([]string{"DEL k"}, "RESTORE", "k", "1", payload, "REPLACE", "ABSTTL")
+	p(nil, "RESTORE", "k", "1", payload, "ABSTTL")
+}
+
+func TestPropagateMigrateAsDel(t *testing.T) {
+	_, addr := startTCP(t, "port", "26710")
+	host, port := hostPort(t, addr)
+	if port != "26710" {
+		t.Fatalf("target on %s", addr)
+	}
+	tc := newTestServer(t)
+	tc.do("SET", "a", "1")
+	tc.do("SET", "b", "2")
+	r := attachRec(t, tc)
+	p := func(want []string, args ...string) { t.Helper(); expectProp(t, tc, r, want, args...) }
+	p([]string{"DEL a b"}, "MIGRATE", host, port, "", "0", "5000", "KEYS", "a", "b", "nokey")
+	tc.do("SET", "c", "3")
+	r.takeCmds(t, tc.s.feed)
+	p(nil, "MIGRATE", host, port, "c", "0", "5000", "COPY")
+	p(nil, "MIGRATE", host, port, "nokey", "0", "5000")
+}

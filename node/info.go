@@ -324,22 +324,7 @@ func (s *Server) infoSection(sb *strings.Builder, sec string) {
 		w.kv("lazyfree_pending_objects", 0)
 		w.kv("lazyfreed_objects", 0)
 	case "persistence":
-		for _, k := range []string{"loading", "async_loading", "current_cow_peak", "current_cow_size", "current_cow_size_age"} {
-			w.kv(k, 0)
-		}
-		w.kv("current_fork_perc", "0.00")
-		w.kv("current_save_keys_processed", 0)
-		w.kv("current_save_keys_total", 0)
-		w.kv("rdb_changes_since_last_save", s.dirty.Load())
-		w.kv("rdb_bgsave_in_progress", 0)
-		w.kv("rdb_last_save_time", s.ext.lastSave.Load())
-		w.kv("rdb_last_bgsave_status", "ok")
-		w.kv("rdb_last_bgsave_time_sec", -1)
-		w.kv("rdb_current_bgsave_time_sec", -1)
-		w.kv("rdb_saves", 0)
-		w.kv("rdb_last_cow_size", 0)
-		w.kv("rdb_last_load_keys_expired", 0)
-		w.kv("rdb_last_load_keys_loaded", 0)
+		s.infoRDB(w)
 		s.infoAOF(w)
 	case "stats":
 		w.kv("total_connections_received", s.connsReceived.Load())

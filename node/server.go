@@ -75,6 +75,11 @@ type Server struct {
 	ext serverExt
 	// aof is the append-only file (aof.go).
 	aof aofState
+	// rdb is the snapshot persistence state (persist.go).
+	rdb rdbState
+
+	// mig caches MIGRATE's connections to its targets (cmd_migrate.go).
+	mig migrateCache
 
 	// Stats.
 	connsReceived atomic.Int64
@@ -109,6 +114,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	cfg.OnChange(s.applyConfig)
 	s.initServerCmds()
 	s.initAOF()
+	s.initPersist()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
 }
@@ -230,6 +236,7 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.mig.closeAll()
 	return nil
 }
 
@@ -461,11 +468,13 @@ func (s *Server) cron() {
 			return
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
+			s.mig.closeIdle(now)
 			if !s.noActiveExpire.Load() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}
 			s.aofCron()
+			s.persistCron(now)
 		}
 	}
 }

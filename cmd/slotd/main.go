@@ -52,11 +52,17 @@ func main() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
-		select {
-		case s := <-sig:
-			log.Info("signal received, shutting down", zap.String("signal", s.String()))
-			srv.Close()
-		case <-srv.Done():
+		for {
+			select {
+			case s := <-sig:
+				log.Info("signal received, shutting down", zap.String("signal", s.String()))
+				if srv.ShutdownOnSignal() {
+					srv.Close()
+					return
+				}
+			case <-srv.Done():
+				return
+			}
 		}
 	}()
 	srv.Serve()

@@ -14,6 +14,9 @@ import (
 type Keyspace struct {
 	locks [slots.Count]paddedMutex
 	dbs   []*DB
+	// captures holds the point-in-time captures in progress (capture.go);
+	// nil when there are none, which is what lockers check.
+	capturesHolder
 
 	// Stats, read by INFO.
 	ExpiredKeys  atomic.Int64
@@ -60,8 +63,14 @@ func (ks *Keyspace) DB(i int) *DB { return ks.dbs[i] }
 // NumDBs returns the number of databases.
 func (ks *Keyspace) NumDBs() int { return len(ks.dbs) }
 
-// Lock locks one slot.
-func (ks *Keyspace) Lock(slot int) { ks.locks[slot].Lock() }
+// Lock locks one slot. When a capture is active and the slot is pending,
+// the slot is copied before Lock returns (capture.go).
+func (ks *Keyspace) Lock(slot int) {
+	ks.locks[slot].Lock()
+	if ks.captures.Load() != nil {
+		ks.captureOne(slot)
+	}
+}
 
 // Unlock unlocks one slot.
 func (ks *Keyspace) Unlock(slot int) { ks.locks[slot].Unlock() }
@@ -71,6 +80,11 @@ func (ks *Keyspace) Unlock(slot int) { ks.locks[slot].Unlock() }
 func (ks *Keyspace) LockSlots(ss []int) {
 	for _, s := range ss {
 		ks.locks[s].Lock()
+	}
+	if set := ks.captures.Load(); set != nil {
+		for _, s := range ss {
+			captureSlot(set, s)
+		}
 	}
 }
 
@@ -85,6 +99,11 @@ func (ks *Keyspace) UnlockSlots(ss []int) {
 func (ks *Keyspace) LockAll() {
 	for i := range ks.locks {
 		ks.locks[i].Lock()
+	}
+	if set := ks.captures.Load(); set != nil {
+		for i := range ks.locks {
+			captureSlot(set, i)
+		}
 	}
 }
 
