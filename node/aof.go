@@ -882,11 +882,14 @@ func (a *aofState) rewriteLocked(enable, atStart bool) (err error) {
 // auto-aof-rewrite-min-size.
 func (s *Server) aofCron() {
 	a := &s.aof
-	if !a.on.Load() || a.rewriting.Load() {
+	if a.rewriting.Load() || s.bgsaveRunning() {
 		return
 	}
 	if a.scheduled.Load() {
 		s.startRewrite(false)
+		return
+	}
+	if !a.on.Load() {
 		return
 	}
 	perc := s.Cfg.Int("auto-aof-rewrite-percentage")
@@ -903,6 +906,18 @@ func (s *Server) aofCron() {
 }
 
 func cmdBgrewriteaof(x *Ctx) {
+	if x.S.aof.rewriting.Load() {
+		x.W.Error(errRewriteRunning.Error())
+		return
+	}
+	if x.S.bgsaveRunning() || !x.selfLock {
+		// One background job at a time, as redis-server's one child, and
+		// none from inside a transaction: the cron starts the rewrite when
+		// the BGSAVE is done.
+		x.S.aof.scheduled.Store(true)
+		x.W.Simple("Background append only file rewriting scheduled")
+		return
+	}
 	if err := x.S.startRewrite(false); err != nil {
 		x.W.Error(err.Error())
 		return

@@ -363,3 +363,46 @@ func TestAOFAnnotationsSkipped(t *testing.T) {
 	tc.expect("$1|2|", "GET", "b")
 	tc.expect("$1|3|", "GET", "c")
 }
+
+func TestAOFOneBackgroundJobAtATime(t *testing.T) {
+	dir := t.TempDir()
+	tc := mustAOFServer(t, dir)
+	// A BGSAVE runs: the rewrite waits for it.
+	tc.s.rdb.mu.Lock()
+	tc.s.rdb.bg = &snapshot{}
+	tc.s.rdb.mu.Unlock()
+	tc.expect("+Background append only file rewriting scheduled|", "BGREWRITEAOF")
+	if !strings.Contains(tc.do("INFO", "persistence"), "aof_rewrite_scheduled:1") {
+		t.Fatal("rewrite not shown as scheduled")
+	}
+	tc.s.aofCron()
+	if tc.s.aof.rewriting.Load() {
+		t.Fatal("rewrite started during a BGSAVE")
+	}
+	tc.s.rdb.mu.Lock()
+	tc.s.rdb.bg = nil
+	tc.s.rdb.mu.Unlock()
+	tc.s.aofCron()
+	waitRewrite(t, tc)
+	if tc.s.aof.rewrites.Load() != 1 || tc.s.aof.scheduled.Load() {
+		t.Fatal("scheduled rewrite did not run")
+	}
+	// A rewrite runs: BGSAVE is refused or scheduled, BGREWRITEAOF refused.
+	tc.s.aof.rewriting.Store(true)
+	tc.expect("-ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.|", "BGSAVE")
+	tc.expect("+Background saving scheduled|", "BGSAVE", "SCHEDULE")
+	tc.expect("-ERR Background append only file rewriting already in progress|", "BGREWRITEAOF")
+	tc.s.aof.rewriting.Store(false)
+}
+
+func TestAOFBgrewriteInTransactionScheduled(t *testing.T) {
+	tc := mustAOFServer(t, t.TempDir())
+	tc.expect("+OK|", "MULTI")
+	tc.expect("+QUEUED|", "BGREWRITEAOF")
+	tc.expect("*1|+Background append only file rewriting scheduled|", "EXEC")
+	tc.s.aofCron()
+	waitRewrite(t, tc)
+	if tc.s.aof.rewrites.Load() != 1 {
+		t.Fatal("scheduled rewrite did not run")
+	}
+}
