@@ -669,6 +669,24 @@ func (s *Server) aofConfigChanged() {
 	a.stopLocked()
 }
 
+// restartAOF starts the AOF over from the current dataset (a new base by
+// a rewrite), as redis-server does after a replica loads its master's
+// RDB: call it after the dataset was replaced and the feed's offset moved
+// (feed.setOffset), which the AOF's offsets do not follow.
+func (s *Server) restartAOF() {
+	a := &s.aof
+	a.mu.Lock()
+	was := a.on.Load()
+	a.stopLocked()
+	a.mu.Unlock()
+	if was {
+		if err := s.startRewrite(true); err != nil {
+			s.Log.Warn("Failed enabling the AOF after successful master synchronization! Trying it again in one second.")
+			a.scheduled.Store(true)
+		}
+	}
+}
+
 // errRewriteRunning is BGREWRITEAOF's answer while a rewrite runs.
 var errRewriteRunning = errors.New("ERR Background append only file rewriting already in progress")
 

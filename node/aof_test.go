@@ -406,3 +406,27 @@ func TestAOFBgrewriteInTransactionScheduled(t *testing.T) {
 		t.Fatal("scheduled rewrite did not run")
 	}
 }
+
+func TestAOFRestartAfterDatasetReplaced(t *testing.T) {
+	dir := t.TempDir()
+	tc := mustAOFServer(t, dir)
+	tc.expect("+OK|", "SET", "old", "1")
+	tc.s.flush(tc.c)
+	// A full sync replaces the dataset and moves the offset.
+	tc.s.ks.LockAll()
+	tc.s.ks.DB(0).Flush()
+	tc.s.ks.UnlockAll()
+	tc.s.feed.pump()
+	tc.s.feed.setOffset(1 << 40)
+	tc.s.restartAOF()
+	waitRewrite(t, tc)
+	tc.expect("+OK|", "SET", "new", "2")
+	tc.s.flush(tc.c)
+	if w := tc.s.aof.written.Load(); w < 1<<40 || w < tc.c.propEnd {
+		t.Fatalf("written %d after the offset moved", w)
+	}
+	tc.s.Close()
+	tc2 := mustAOFServer(t, dir)
+	tc2.expect("$-1|", "GET", "old")
+	tc2.expect("$1|2|", "GET", "new")
+}
