@@ -159,6 +159,8 @@ func (c *cluster) AddNode() *clusterNode {
 			"--cluster-node-timeout", strconv.Itoa(nodeTimeout),
 			"--bind", "127.0.0.1",
 			"--dir", c.dir,
+			// The nodes share the directory: each its own snapshot file.
+			"--dbfilename", fmt.Sprintf("dump-%d.rdb", port),
 			"--loglevel", "notice",
 		}
 		if c.redis {

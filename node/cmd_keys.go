@@ -79,7 +79,7 @@ func registerKeys(t Table) {
 // OBJECT, as redis-server's LOOKUP_NOTOUCH): expired keys are removed and
 // hits and misses counted.
 func (x *Ctx) peek(key []byte) *keyspace.Entry {
-	e := x.DB.Lookup(slots.Of(key), key, x.Now)
+	e := x.DB.Lookup(x.Slot(key), key, x.Now)
 	if e == nil {
 		x.S.ks.KeyspaceMiss.Add(1)
 	} else {
@@ -154,7 +154,7 @@ func cmdRename(x *Ctx) {
 	}
 	exp := x.Expire(src, e)
 	x.Del(src)
-	x.DB.SetWithExpire(slots.Of(dst), dst, e, exp)
+	x.DB.SetWithExpire(x.Slot(dst), dst, e, exp)
 	x.Modified(dst)
 	if nx {
 		x.W.Int(1)
@@ -212,7 +212,7 @@ func cmdCopy(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	slot := slots.Of(dst)
+	slot := x.Slot(dst)
 	if dstDB.Lookup(slot, dst, x.Now) != nil {
 		if !replace {
 			x.W.Int(0)
@@ -264,7 +264,7 @@ func cmdMove(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	slot := slots.Of(key)
+	slot := x.Slot(key)
 	if dst.Lookup(slot, key, x.Now) != nil {
 		x.W.Int(0)
 		return
@@ -484,6 +484,7 @@ func cmdFlushAll(x *Ctx) {
 		x.S.touchWatchedDB(i)
 		x.S.ks.DB(i).Flush()
 	}
+	x.S.afterFlushAll()
 	x.S.dirty.Add(1)
 	x.W.OK()
 }
@@ -653,7 +654,7 @@ func cmdMemoryUsage(x *Ctx) {
 		return
 	}
 	key := x.Args[2]
-	e := x.DB.Lookup(slots.Of(key), key, x.Now)
+	e := x.DB.Lookup(x.Slot(key), key, x.Now)
 	if e == nil {
 		x.W.Null()
 		return

@@ -80,7 +80,7 @@ func cmdSetSlots(x *Ctx) {
 			}
 		}
 		if changed {
-			if err := cn.persist(); err != nil {
+			if err := cn.persist(st.Saved()); err != nil {
 				x.W.Error("ERR error saving the cluster node config: " + err.Error())
 				return
 			}

@@ -127,7 +127,7 @@ func registerMigrateChunk(t Table) {
 	sub("bigkeys", 5, 0, 0, LockSelf, cmdChunkBigKeys)
 	sub("freeze", 4, 0, 2, LockKeys, cmdChunkFreeze)
 	sub("chunk", 5, 0, 2, LockKeys, cmdChunkRead)
-	sub("thaw", 3, 0, 2, LockKeys, func(x *Ctx) { x.W.Int(b2i(x.S.chunks.thaw(string(x.Args[2])))) })
+	sub("thaw", 3, 0, 2, LockKeys, func(x *Ctx) { x.W.Int(boolInt64(x.S.chunks.thaw(string(x.Args[2])))) })
 	sub("delfrozen", 3, 0, 2, LockKeys, cmdChunkDelFrozen)
 	sub("stage", -5, FlagAsking|FlagDenyOOM, 2, LockKeys, cmdChunkStage)
 	sub("commit", 5, FlagAsking, 2, LockKeys, cmdChunkCommit)
@@ -148,7 +148,7 @@ func registerMigrateChunk(t Table) {
 	})
 }
 
-func b2i(b bool) int64 {
+func boolInt64(b bool) int64 {
 	if b {
 		return 1
 	}
@@ -219,7 +219,7 @@ func cmdChunkFreeze(x *Ctx) {
 	x.W.Int(pttl)
 }
 
-func formatScore(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func chunkScore(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 func cmdChunkRead(x *Ctx) {
 	cursor, ok1 := ParseInt(x.Args[3])
@@ -245,7 +245,7 @@ func cmdChunkRead(x *Ctx) {
 	switch e.Kind {
 	case keyspace.KindZSet:
 		next = e.Obj().(*keyspace.ZSet).Scan(uint64(cursor), int(count), func(n *keyspace.ZNode) {
-			out = append(out, n.Member, formatScore(n.Score))
+			out = append(out, n.Member, chunkScore(n.Score))
 		})
 	case keyspace.KindHash:
 		next = e.Obj().(*keyspace.Hash).Scan(uint64(cursor), int(count), func(f, v string) {
@@ -281,7 +281,7 @@ func cmdChunkDelFrozen(x *Ctx) {
 		x.W.Error("ERR key is not frozen")
 		return
 	}
-	x.W.Int(b2i(x.Del(x.Args[2])))
+	x.W.Int(boolInt64(x.Del(x.Args[2])))
 }
 
 func parseKind(s string) (keyspace.Kind, bool) {
@@ -418,5 +418,5 @@ func cmdChunkDiscard(x *Ctx) {
 	_, ok := cs.staged[key]
 	delete(cs.staged, key)
 	cs.mu.Unlock()
-	x.W.Int(b2i(ok))
+	x.W.Int(boolInt64(ok))
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/slotd/slotd/node/config"
 	"github.com/slotd/slotd/node/keyspace"
-	"github.com/slotd/slotd/slots"
 )
 
 func registerServer(t Table) {
@@ -26,9 +25,13 @@ func registerServer(t Table) {
 	t.Add(&Command{Name: "config|rewrite", Arity: 2, Flags: cfgFlags, ACL: adminACL, Handler: cmdConfigRewrite})
 	t.Add(&Command{Name: "config|help", Arity: 2, Flags: FlagLoading | FlagStale, ACL: []string{"slow"}, Handler: cmdConfigHelp})
 	t.Add(&Command{Name: "time", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"fast"}, Tips: []string{"nondeterministic_output"}, Handler: cmdTime})
+	// SAVE and BGSAVE take the slot locks themselves (writeSnapshot).
+	t.Add(&Command{Name: "save", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading | FlagNoMulti, ACL: adminACL, Lock: LockSelf, Handler: cmdSave})
+	t.Add(&Command{Name: "bgsave", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: adminACL, Lock: LockSelf, Handler: cmdBgsave})
 	t.Add(&Command{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Tips: []string{"nondeterministic_output"}, Handler: cmdLastSave})
 	t.Add(&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, ACL: adminACL, Handler: cmdShutdown})
 	t.Add(&Command{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACL: adminACL, Lock: LockAll, Handler: cmdDebug})
+	t.Add(&Command{Name: "bgrewriteaof", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: adminACL, Lock: LockSelf, Handler: cmdBgrewriteaof})
 	registerInfo(t)
 	registerSlowlog(t)
 	registerLatency(t)
@@ -200,7 +203,7 @@ func cmdDebug(x *Ctx) {
 		for _, k := range x.Args[2:] {
 			// Logically expired keys count, as in redis-server.
 			var d [20]byte
-			if e := x.DB.Peek(slots.Of(k), k); e != nil {
+			if e := x.DB.Peek(x.Slot(k), k); e != nil {
 				valueDigest(&d, e, e.HasTTL())
 			}
 			x.W.Simple(hex.EncodeToString(d[:]))
@@ -208,12 +211,13 @@ func cmdDebug(x *Ctx) {
 	case sub == "populate" && n >= 3 && n <= 5:
 		debugPopulate(x)
 	case sub == "change-repl-id" && n == 2:
-		x.S.ext.replMu.Lock()
-		x.S.ext.replID = randomHex40()
-		x.S.ext.replMu.Unlock()
+		r := &x.S.repl
+		r.mu.Lock()
+		r.ids.ID, r.ids.ID2, r.ids.Second = randomHex40(), zeroReplID, -1
+		r.mu.Unlock()
 		x.W.OK()
 	case sub == "reload":
-		x.W.Error("ERR DEBUG RELOAD is not supported: slotd has no persistence yet")
+		debugReload(x)
 	case sub == "log" && n == 3:
 		x.S.Log.Warn("DEBUG LOG: " + x.Arg(2))
 		x.W.OK()
@@ -226,7 +230,7 @@ func cmdDebug(x *Ctx) {
 
 func debugObject(x *Ctx) {
 	k := x.Args[2]
-	slot := slots.Of(k)
+	slot := x.Slot(k)
 	e := x.DB.Peek(slot, k)
 	if e == nil || (e.HasTTL() && x.DB.ExpireOf(slot, k, e) <= x.Now) {
 		x.W.Error(ErrNoSuchKey)
@@ -309,7 +313,7 @@ func debugPopulate(x *Ctx) {
 	for i := int64(0); i < count; i++ {
 		key = append(append(key[:0], prefix...), ':')
 		key = strconv.AppendInt(key, i, 10)
-		if x.DB.Lookup(slots.Of(key), key, x.Now) != nil {
+		if x.DB.Lookup(x.Slot(key), key, x.Now) != nil {
 			continue
 		}
 		val = strconv.AppendInt(append(val[:0], "value:"...), i, 10)

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"github.com/slotd/slotd/slots"
 	"math"
 	"math/big"
 	"strconv"
@@ -229,7 +228,9 @@ func cmdSet(x *Ctx) {
 	}
 	if expire != 0 && expire <= x.Now {
 		// Already expired: the key is deleted, as redis-server does.
-		x.Del(key)
+		if x.Del(key) {
+			x.Propagate(delArg, key)
+		}
 		if flags&setGet == 0 {
 			x.W.OK()
 		}
@@ -239,10 +240,30 @@ func cmdSet(x *Ctx) {
 		expire = x.DB.ExpireOf(slot, key, old)
 	}
 	x.setString(slot, key, old, val, expire)
+	switch {
+	case expIdx != 0 && flags&setPXAT == 0:
+		// EX, PX and EXAT propagate as the absolute time in ms.
+		x.Propagate(setArg, key, val, pxatArg, FormatInt(expire))
+	case flags&setGet != 0 && expIdx == 0:
+		// GET changes nothing on a replica: propagated without it.
+		prop := make([][]byte, 0, len(args))
+		for i, a := range args {
+			if i < 3 || !strings.EqualFold(string(a), "get") {
+				prop = append(prop, a)
+			}
+		}
+		x.Propagate(prop...)
+	}
 	if flags&setGet == 0 {
 		x.W.OK()
 	}
 }
+
+var (
+	setArg     = []byte("SET")
+	pxatArg    = []byte("PXAT")
+	keepTTLArg = []byte("KEEPTTL")
+)
 
 // setString stores val under key (old is the current entry or nil) with
 // the given absolute expiry (0: none), reusing old's buffer when it fits
@@ -286,8 +307,9 @@ func cmdSetEX(x *Ctx) {
 		return
 	}
 	key := x.Args[1]
-	slot := slots.Of(key)
+	slot := x.Slot(key)
 	x.setString(slot, key, x.DB.Lookup(slot, key, x.Now), x.Args[3], expire)
+	x.Propagate(setArg, key, x.Args[3], pxatArg, FormatInt(expire))
 	x.W.OK()
 }
 
@@ -315,12 +337,15 @@ func cmdGetEX(x *Ctx) {
 	switch {
 	case expIdx != 0 && expire <= x.Now:
 		x.Del(key)
+		x.Propagate(delArg, key)
 	case expIdx != 0:
 		x.SetExpire(key, e, expire)
 		x.Modified(key)
+		x.Propagate(pexpireatArg, key, FormatInt(expire))
 	case flags&setPersist != 0 && e.HasTTL():
 		x.SetExpire(key, e, 0)
 		x.Modified(key)
+		x.Propagate(persistArg, key)
 	}
 }
 
@@ -336,7 +361,10 @@ func cmdGetDel(x *Ctx) {
 	}
 	x.W.Bulk(e.Bytes())
 	x.Del(key)
+	x.Propagate(delArg, key)
 }
+
+var persistArg = []byte("PERSIST")
 
 func cmdGetSet(x *Ctx) {
 	key := x.Args[1]
@@ -351,7 +379,7 @@ func cmdGetSet(x *Ctx) {
 	}
 	x.W.Bulk(e.Bytes())
 	// The reply holds a copy of the old value, so its buffer may be reused.
-	x.setString(slots.Of(key), key, e, x.Args[2], 0)
+	x.setString(x.Slot(key), key, e, x.Args[2], 0)
 }
 
 func cmdMGet(x *Ctx) {
@@ -384,7 +412,7 @@ func cmdMSet(x *Ctx) {
 	}
 	for i := 1; i < len(x.Args); i += 2 {
 		key := x.Args[i]
-		slot := slots.Of(key)
+		slot := x.Slot(key)
 		x.setString(slot, key, x.DB.Lookup(slot, key, x.Now), x.Args[i+1], 0)
 	}
 	if nx {
@@ -432,7 +460,8 @@ func cmdIncr(x *Ctx) {
 	}
 	v += by
 	if e == nil {
-		x.Put(key, keyspace.WrapString(strconv.AppendInt(make([]byte, 0, 8), v, 10)))
+		var tmp [20]byte
+		x.Put(key, keyspace.NewString(strconv.AppendInt(tmp[:0], v, 10)))
 	} else {
 		// The TTL is kept, as redis-server keeps it.
 		e.SetBytes(strconv.AppendInt(e.Bytes()[:0], v, 10))
@@ -479,6 +508,9 @@ func cmdIncrByFloat(x *Ctx) {
 		e.Raw, e.NoInt = false, true
 		x.Modified(key)
 	}
+	// The result, not the increment, so that a replay cannot round
+	// differently; KEEPTTL keeps the key's TTL as the increment did.
+	x.Propagate(setArg, key, out, keepTTLArg)
 	x.W.Bulk(out)
 }
 

@@ -26,17 +26,42 @@ type Ctx struct {
 	keyPtr  *byte
 	keyLen  int
 	keySlot int
+	// For a command with several keys: their argument positions and
+	// slots, as the dispatcher computed them to take the locks.
+	keysPos   []int
+	keysSlots []int
 
 	// selfLock is set while a LockSelf command runs straight from the
 	// dispatcher: it must lock the slots it visits itself.
 	selfLock bool
+	// master is set for the commands of a replica's master link.
+	master bool
+
+	// mods counts Modified calls (the dispatcher compares it around a
+	// handler to know whether to propagate); propCustom is set when the
+	// handler chose its own propagation (feed.go).
+	mods       int
+	propCustom bool
 }
 
 // Slot returns the hash slot of key, reusing the dispatcher's computation
 // when key is the command's key argument.
 func (x *Ctx) Slot(key []byte) int {
-	if len(key) > 0 && unsafe.SliceData(key) == x.keyPtr && len(key) == x.keyLen {
-		return x.keySlot
+	if len(key) > 0 {
+		p := unsafe.SliceData(key)
+		if p == x.keyPtr && len(key) == x.keyLen {
+			return x.keySlot
+		}
+		// The same bytes as a key argument: the same slot. (A position
+		// left from another command cannot mislead: the pointer and
+		// length must match.)
+		for i, pos := range x.keysPos {
+			if pos < len(x.Args) {
+				if a := x.Args[pos]; unsafe.SliceData(a) == p && len(a) == len(key) {
+					return x.keysSlots[i]
+				}
+			}
+		}
 	}
 	return slots.Of(key)
 }
@@ -59,7 +84,7 @@ func (x *Ctx) UnlockSlot(slot int) {
 // Read looks key up for reading: expired keys are removed, hits and misses
 // counted and the access clock updated.
 func (x *Ctx) Read(key []byte) *keyspace.Entry {
-	e := x.DB.Lookup(x.Slot(key), key, x.Now)
+	e := x.lookup(key)
 	if e == nil {
 		x.S.ks.KeyspaceMiss.AddAt(x.C.ID, 1)
 		return nil
@@ -71,11 +96,20 @@ func (x *Ctx) Read(key []byte) *keyspace.Entry {
 
 // Write looks key up for writing: expired keys are removed, no stats.
 func (x *Ctx) Write(key []byte) *keyspace.Entry {
-	e := x.DB.Lookup(x.Slot(key), key, x.Now)
+	e := x.lookup(key)
 	if e != nil {
 		x.S.touch(e)
 	}
 	return e
+}
+
+// lookup finds key for Read and Write. A replica's master link sees keys
+// whose time has passed: they stay until the master deletes them.
+func (x *Ctx) lookup(key []byte) *keyspace.Entry {
+	if x.master {
+		return x.DB.Peek(x.Slot(key), key)
+	}
+	return x.DB.Lookup(x.Slot(key), key, x.Now)
 }
 
 // ReadKind looks key up for reading and checks its kind. It replies
@@ -135,6 +169,7 @@ func (x *Ctx) SetExpire(key []byte, e *keyspace.Entry, ms int64) {
 // Modified records that key was written: it invalidates WATCH and counts
 // towards the dirty counter. Every write must call it (Put and Del do).
 func (x *Ctx) Modified(key []byte) {
+	x.mods++
 	x.S.dirty.AddAt(x.C.ID, 1)
 	if x.S.ev.maxmem.Load() != 0 {
 		// Re-charge values that grew or shrank in place, so that the

@@ -59,14 +59,31 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 		s.reject(c, cmd, ErrNoAuth)
 		return
 	}
-	if s.ev.maxmem.Load() != 0 && !s.checkMemory(c, cmd) {
+	master := c.Flags&ClientMaster != 0
+	if s.ev.maxmem.Load() != 0 && !master && !s.checkMemory(c, cmd) {
 		return
+	}
+	if g := s.replGate.Load(); g != 0 && !master {
+		if msg := s.replRefusal(c, cmd, g); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
+	}
+	if s.rdb.denyWrites.Load() && !master && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
+		s.reject(c, cmd, errMisconf)
+		return
+	}
+	if s.aof.writeErr.Load() && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
+		if msg := s.aofDenyWrites(); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
 	}
 	if s.pause.Load() != 0 {
 		s.holdWhilePaused(c, cmd)
 	}
 	if c.Flags&ClientMulti != 0 && !multiControl(cmd) {
-		if r := s.route.Load(); r != nil && routed(cmd) {
+		if r := s.route.Load(); r != nil && routed(cmd) && !master {
 			one := [1]queued{{cmd: cmd, args: args}}
 			if msg := s.routeCheck(r, c, one[:], false); msg != "" {
 				s.rejectInMulti(c)
@@ -140,7 +157,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	x := &c.x
 	x.Cmd, x.Args, x.Now = cmd, args, c.clockBaseMs+int64(start/time.Millisecond)
 	x.DB = s.ks.DB(c.DB)
-	x.keyPtr = nil
+	x.keyPtr, x.keysPos = nil, nil
 	var lockSet []int
 	all := cmd.Lock == LockAll || (cmd.NeedsAll != nil && cmd.NeedsAll(args))
 	if all {
@@ -161,13 +178,20 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 			lockSet = c.lockSet
 			s.ks.Lock(slot)
 		default:
-			c.lockSet = slotSet(args, c.keyPos, c.lockSet[:0])
+			c.keySlots = c.keySlots[:0]
+			for _, p := range c.keyPos {
+				c.keySlots = append(c.keySlots, slots.Of(args[p]))
+			}
+			x.keysPos, x.keysSlots = c.keyPos, c.keySlots
+			c.lockSet = append(c.lockSet[:0], c.keySlots...)
+			slices.Sort(c.lockSet)
+			c.lockSet = slices.Compact(c.lockSet)
 			lockSet = c.lockSet
 			s.ks.LockSlots(lockSet)
 		}
 	}
 	ok := true
-	if r := s.route.Load(); r != nil && routed(cmd) && cmd.Name != "exec" && !(x.keyPtr != nil && r.local(x.keySlot)) {
+	if r := s.route.Load(); r != nil && routed(cmd) && cmd.Name != "exec" && !(x.keyPtr != nil && r.local(x.keySlot)) && !x.master {
 		one := [1]queued{{cmd: cmd, args: args}}
 		if msg := s.routeCheck(r, c, one[:], true); msg != "" {
 			c.out.Error(msg)
@@ -176,9 +200,18 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		}
 	}
 	if ok {
+		mods := x.mods
 		s.run(x)
+		if s.feed.on.Load() {
+			x.propagateCall(mods)
+			if end := c.prop.flush(s.feed); end != 0 {
+				c.propEnd = end
+			}
+		}
+		x.propCustom = false
 	}
 	x.selfLock = false
+	x.keysPos = nil
 	if all {
 		s.ks.UnlockAll()
 	} else if lockSet != nil {
@@ -204,15 +237,6 @@ func (s *Server) run(x *Ctx) {
 	if len(x.W.B) > before && x.W.B[before] == '-' {
 		x.Cmd.Stats.FailedCalls.AddAt(x.C.ID, 1)
 	}
-}
-
-// slotSet returns the sorted, distinct slots of the keys at pos.
-func slotSet(args [][]byte, pos []int, dst []int) []int {
-	for _, p := range pos {
-		dst = append(dst, slots.Of(args[p]))
-	}
-	slices.Sort(dst)
-	return slices.Compact(dst)
 }
 
 func unknownCommand(args [][]byte) string {

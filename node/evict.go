@@ -316,6 +316,9 @@ func (s *Server) totalCandidates(p evictPolicy) int64 {
 // evictKey deletes an evicted key; the caller holds its slot lock.
 func (s *Server) evictKey(db *keyspace.DB, slot int, key string) {
 	db.Delete(slot, []byte(key), 0)
+	if s.feed.on.Load() {
+		s.feed.appendCommand(db.ID, delArg, []byte(key))
+	}
 	s.dirty.Add(1)
 	if s.watching.Load() > 0 {
 		s.touchWatched(db.ID, []byte(key))

@@ -34,9 +34,6 @@ type serverExt struct {
 	lastSave   atomic.Int64
 	peakMemory atomic.Int64
 
-	replMu sync.Mutex
-	replID string
-
 	// Shutdown, when set, runs before SHUTDOWN closes the server; save
 	// tells whether a final save was asked for (or implied by save
 	// points). Persistence plugs in here; an error aborts the shutdown.
@@ -46,7 +43,6 @@ type serverExt struct {
 func (s *Server) initServerCmds() {
 	e := &s.ext
 	e.lastSave.Store(time.Now().Unix())
-	e.replID = randomHex40()
 	s.applyServerConfig("")
 	s.Cfg.OnChange(s.applyServerConfig)
 }
@@ -324,34 +320,8 @@ func (s *Server) infoSection(sb *strings.Builder, sec string) {
 		w.kv("lazyfree_pending_objects", 0)
 		w.kv("lazyfreed_objects", 0)
 	case "persistence":
-		for _, k := range []string{"loading", "async_loading", "current_cow_peak", "current_cow_size", "current_cow_size_age"} {
-			w.kv(k, 0)
-		}
-		w.kv("current_fork_perc", "0.00")
-		w.kv("current_save_keys_processed", 0)
-		w.kv("current_save_keys_total", 0)
-		w.kv("rdb_changes_since_last_save", s.dirty.Load())
-		w.kv("rdb_bgsave_in_progress", 0)
-		w.kv("rdb_last_save_time", s.ext.lastSave.Load())
-		w.kv("rdb_last_bgsave_status", "ok")
-		w.kv("rdb_last_bgsave_time_sec", -1)
-		w.kv("rdb_current_bgsave_time_sec", -1)
-		w.kv("rdb_saves", 0)
-		w.kv("rdb_last_cow_size", 0)
-		w.kv("rdb_last_load_keys_expired", 0)
-		w.kv("rdb_last_load_keys_loaded", 0)
-		w.kv("aof_enabled", boolInt(s.Cfg.Bool("appendonly")))
-		w.kv("aof_rewrite_in_progress", 0)
-		w.kv("aof_rewrite_scheduled", 0)
-		w.kv("aof_last_rewrite_time_sec", -1)
-		w.kv("aof_current_rewrite_time_sec", -1)
-		w.kv("aof_last_bgrewrite_status", "ok")
-		w.kv("aof_rewrites", 0)
-		w.kv("aof_rewrites_consecutive_failures", 0)
-		w.kv("aof_last_write_status", "ok")
-		w.kv("aof_last_cow_size", 0)
-		w.kv("module_fork_in_progress", 0)
-		w.kv("module_fork_last_cow_size", 0)
+		s.infoRDB(w)
+		s.infoAOF(w)
 	case "stats":
 		w.kv("total_connections_received", s.connsReceived.Load())
 		w.kv("total_commands_processed", s.cmdsProcessed.Load())
@@ -364,9 +334,9 @@ func (s *Server) infoSection(sb *strings.Builder, sec string) {
 			w.kv(k, "0.00")
 		}
 		w.kv("rejected_connections", s.connsRejected.Load())
-		w.kv("sync_full", 0)
-		w.kv("sync_partial_ok", 0)
-		w.kv("sync_partial_err", 0)
+		w.kv("sync_full", s.repl.syncFull.Load())
+		w.kv("sync_partial_ok", s.repl.syncPartialOK.Load())
+		w.kv("sync_partial_err", s.repl.syncPartialErr.Load())
 		w.kv("expired_keys", s.ks.ExpiredKeys.Load())
 		w.kv("expired_stale_perc", "0.00")
 		w.kv("expired_time_cap_reached_count", 0)
@@ -391,20 +361,7 @@ func (s *Server) infoSection(sb *strings.Builder, sec string) {
 			w.kv(k, 0)
 		}
 	case "replication":
-		s.ext.replMu.Lock()
-		id := s.ext.replID
-		s.ext.replMu.Unlock()
-		w.kv("role", s.Role())
-		w.kv("connected_slaves", 0)
-		w.kv("master_failover_state", "no-failover")
-		w.kv("master_replid", id)
-		w.kv("master_replid2", strings.Repeat("0", 40))
-		w.kv("master_repl_offset", 0)
-		w.kv("second_repl_offset", -1)
-		w.kv("repl_backlog_active", 0)
-		w.kv("repl_backlog_size", s.Cfg.Int("repl-backlog-size"))
-		w.kv("repl_backlog_first_byte_offset", 0)
-		w.kv("repl_backlog_histlen", 0)
+		s.infoReplication(w)
 	case "cpu":
 		var self, children syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &self)

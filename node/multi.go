@@ -77,7 +77,7 @@ func cmdExec(x *Ctx) {
 		s.ks.LockSlots(lockSet)
 		defer s.ks.UnlockSlots(lockSet)
 	}
-	if r := s.route.Load(); r != nil {
+	if r := s.route.Load(); r != nil && !x.master {
 		if msg := s.routeCheck(r, c, queue, true); msg != "" {
 			x.W.Error(msg)
 			s.discardMulti(c)
@@ -94,13 +94,25 @@ func cmdExec(x *Ctx) {
 	s.unwatchAll(c)
 	x.W.Array(len(queue))
 	exec := x.Cmd
+	prop := s.feed.on.Load()
 	for _, q := range queue {
 		x.Cmd, x.Args = q.cmd, q.args
 		x.DB = s.ks.DB(c.DB)
+		mods := x.mods
 		s.run(x)
+		if prop {
+			x.propagateCall(mods)
+		}
+		x.propCustom = false
 		q.cmd.Stats.Calls.Add(1)
 	}
 	x.Cmd = exec
+	// The transaction reaches the feed as one block while its locks are
+	// still held; EXEC itself propagates nothing more.
+	if prop {
+		c.prop.flush(s.feed)
+	}
+	x.propCustom = true
 }
 
 func cmdWatch(x *Ctx) {

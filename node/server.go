@@ -47,6 +47,8 @@ type Server struct {
 	wg        sync.WaitGroup
 
 	route atomic.Pointer[Route]
+	// feed is the stream of writes for the AOF and replicas (feed.go).
+	feed *feed
 	// cl is the cluster runtime; nil when cluster-enabled is no.
 	cl *clusterNode
 
@@ -74,9 +76,20 @@ type Server struct {
 
 	// ext is the state of the server commands (info.go).
 	ext serverExt
+	// aof is the append-only file (aof.go).
+	aof aofState
+	// rdb is the snapshot persistence state (persist.go).
+	rdb rdbState
 
 	// mig caches MIGRATE's connections to its targets (cmd_migrate.go).
 	mig migrateCache
+
+	// repl is the replication state (repl*.go); replicaMode is set while
+	// this node replicates a master, replGate holds the write refusals the
+	// dispatcher checks (0: none, one atomic load per command).
+	repl        replication
+	replicaMode atomic.Bool
+	replGate    atomic.Uint32
 
 	// Stats.
 	connsReceived atomic.Int64
@@ -98,7 +111,9 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 		watched: map[watchKey][]*Client{},
 		done:    make(chan struct{}),
 		started: time.Now(),
+		feed:    newFeed(),
 	}
+	s.ks.OnExpire = s.propagateExpired
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -108,6 +123,9 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	s.applyConfig("")
 	cfg.OnChange(s.applyConfig)
 	s.initServerCmds()
+	s.initRepl()
+	s.initAOF()
+	s.initPersist()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
 }
@@ -206,6 +224,7 @@ func (s *Server) Serve() error {
 		defer s.wg.Done()
 		s.cron()
 	}()
+	s.startReplicaOfConfig()
 	<-s.done
 	return nil
 }
@@ -224,6 +243,7 @@ func (s *Server) Close() error {
 	if s.cl != nil {
 		s.cl.close()
 	}
+	s.stopRepl()
 	for _, c := range s.clients {
 		c.Kill()
 	}
@@ -323,6 +343,9 @@ func (s *Server) serveConn(conn net.Conn) {
 		s.mu.Lock()
 		delete(s.clients, c.ID)
 		s.mu.Unlock()
+		if c.Flags&ClientReplica != 0 {
+			s.replClientGone(c)
+		}
 		s.unwatchAll(c)
 		c.Kill()
 	}()
@@ -389,6 +412,10 @@ func (s *Server) serveConn(conn net.Conn) {
 			start += used
 			if args != nil {
 				s.execute(c, args)
+				if c.Flags&ClientReplica != 0 {
+					// A replica link is written by its stream writer only.
+					c.out.B = c.out.B[:0]
+				}
 			}
 			if lim.obufLimits && lim.overOutputHard(c) {
 				s.Log.Warn("closing client that exceeded client-output-buffer-limit", zap.Int64("id", c.ID), zap.String("addr", c.Addr))
@@ -421,6 +448,13 @@ func (s *Server) serveConn(conn net.Conn) {
 // flush writes pending replies; it reports false when the connection is
 // gone.
 func (s *Server) flush(c *Client) bool {
+	if c.propEnd != c.propDone {
+		// The replies of writes wait for the AOF (group commit).
+		c.propDone = c.propEnd
+		if s.aof.waitWrite.Load() {
+			s.aof.waitDurable(c.propEnd)
+		}
+	}
 	if len(c.out.B) == 0 {
 		return true
 	}
@@ -455,10 +489,12 @@ func (s *Server) cron() {
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
 			s.mig.closeIdle(now)
-			if !s.noActiveExpire.Load() {
+			if !s.noActiveExpire.Load() && !s.ks.KeepExpired.Load() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}
+			s.aofCron()
+			s.persistCron(now)
 		}
 	}
 }

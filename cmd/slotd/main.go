@@ -43,17 +43,26 @@ func main() {
 		}
 	})
 	log = srv.Log
+	if err := srv.LoadData(); err != nil {
+		log.Fatal(err.Error())
+	}
 	if err := srv.Listen(); err != nil {
 		log.Fatal("cannot listen", zap.Error(err))
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
-		select {
-		case s := <-sig:
-			log.Info("signal received, shutting down", zap.String("signal", s.String()))
-			srv.Close()
-		case <-srv.Done():
+		for {
+			select {
+			case s := <-sig:
+				log.Info("signal received, shutting down", zap.String("signal", s.String()))
+				if srv.ShutdownOnSignal() {
+					srv.Close()
+					return
+				}
+			case <-srv.Done():
+				return
+			}
 		}
 	}()
 	srv.Serve()

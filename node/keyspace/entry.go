@@ -72,10 +72,62 @@ type Entry struct {
 // capacity are 32-bit); proto-max-bulk-len cannot exceed it.
 const MaxString = 1<<32 - 1
 
-// NewString returns a string entry that owns a copy of v.
+// NewString returns a string entry that owns a copy of v. A value of up
+// to 96 bytes shares the entry's allocation (as redis-server embeds short
+// strings in their object): reading the value then costs no cache miss
+// beyond the entry's. The capacity is the rest of the allocation's size
+// class, so an overwrite of about the same size stays in place.
 func NewString(v []byte) *Entry {
-	return WrapString(append([]byte(nil), v...))
+	var e *Entry
+	var buf []byte
+	switch n := len(v); {
+	case n <= 16:
+		b := new(entryBuf16)
+		e, buf = &b.e, b.buf[:]
+	case n <= 32:
+		b := new(entryBuf32)
+		e, buf = &b.e, b.buf[:]
+	case n <= 48:
+		b := new(entryBuf48)
+		e, buf = &b.e, b.buf[:]
+	case n <= 64:
+		b := new(entryBuf64)
+		e, buf = &b.e, b.buf[:]
+	case n <= 96:
+		b := new(entryBuf96)
+		e, buf = &b.e, b.buf[:]
+	default:
+		return WrapString(append([]byte(nil), v...))
+	}
+	e.Kind = KindString
+	e.SetBytes(append(buf[:0], v...))
+	return e
 }
+
+// Entries with their string value in the same allocation; each fills a
+// size class (48, 64, 80, 96 and 128 bytes).
+type (
+	entryBuf16 struct {
+		e   Entry
+		buf [16]byte
+	}
+	entryBuf32 struct {
+		e   Entry
+		buf [32]byte
+	}
+	entryBuf48 struct {
+		e   Entry
+		buf [48]byte
+	}
+	entryBuf64 struct {
+		e   Entry
+		buf [64]byte
+	}
+	entryBuf96 struct {
+		e   Entry
+		buf [96]byte
+	}
+)
 
 // WrapString returns a string entry holding b itself, which the caller
 // hands over.

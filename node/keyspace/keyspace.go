@@ -14,12 +14,26 @@ import (
 type Keyspace struct {
 	locks [slots.Count]paddedMutex
 	dbs   []*DB
+	// captures holds the point-in-time captures in progress (capture.go);
+	// nil when there are none, which is what lockers check.
+	capturesHolder
+
+	// KeepExpired is set on replicas: lookups report expired keys as
+	// missing without deleting them, since only the master's explicit
+	// deletes may remove keys (the master link reads them with Peek).
+	KeepExpired atomic.Bool
 
 	// Stats, read by INFO.
 	ExpiredKeys  atomic.Int64
 	EvictedKeys  atomic.Int64
 	KeyspaceHits Counter
 	KeyspaceMiss Counter
+
+	// OnExpire, when set, is called for every key removed because its TTL
+	// passed (on lookup, on delete or by the active cycle), with the slot's
+	// lock held, so that the removal can be propagated as a DEL before
+	// anything else touches the slot. Set it before the keyspace is shared.
+	OnExpire func(db, slot int, key string)
 
 	// mem counts the estimated bytes held by keys (see UsedMemory), split
 	// in padded shards by slot so that writers on different slots do not
@@ -54,8 +68,14 @@ func (ks *Keyspace) DB(i int) *DB { return ks.dbs[i] }
 // NumDBs returns the number of databases.
 func (ks *Keyspace) NumDBs() int { return len(ks.dbs) }
 
-// Lock locks one slot.
-func (ks *Keyspace) Lock(slot int) { ks.locks[slot].Lock() }
+// Lock locks one slot. When a capture is active and the slot is pending,
+// the slot is copied before Lock returns (capture.go).
+func (ks *Keyspace) Lock(slot int) {
+	ks.locks[slot].Lock()
+	if ks.captures.Load() != nil {
+		ks.captureOne(slot)
+	}
+}
 
 // Unlock unlocks one slot.
 func (ks *Keyspace) Unlock(slot int) { ks.locks[slot].Unlock() }
@@ -65,6 +85,11 @@ func (ks *Keyspace) Unlock(slot int) { ks.locks[slot].Unlock() }
 func (ks *Keyspace) LockSlots(ss []int) {
 	for _, s := range ss {
 		ks.locks[s].Lock()
+	}
+	if set := ks.captures.Load(); set != nil {
+		for _, s := range ss {
+			captureSlot(set, s)
+		}
 	}
 }
 
@@ -79,6 +104,11 @@ func (ks *Keyspace) UnlockSlots(ss []int) {
 func (ks *Keyspace) LockAll() {
 	for i := range ks.locks {
 		ks.locks[i].Lock()
+	}
+	if set := ks.captures.Load(); set != nil {
+		for i := range ks.locks {
+			captureSlot(set, i)
+		}
 	}
 }
 
@@ -197,11 +227,25 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 		return nil
 	}
 	if e.ttl && t.expires[string(key)] <= now {
+		if db.ks.KeepExpired.Load() {
+			// A replica: the key reads as missing but stays until its
+			// master's DEL arrives.
+			return nil
+		}
 		db.remove(slot, t, string(key), e)
-		db.ks.ExpiredKeys.Add(1)
+		db.expired(slot, string(key))
 		return nil
 	}
 	return e
+}
+
+// expired counts a key removed because its TTL passed and reports it to
+// OnExpire.
+func (db *DB) expired(slot int, key string) {
+	db.ks.ExpiredKeys.Add(1)
+	if db.ks.OnExpire != nil {
+		db.ks.OnExpire(db.ID, slot, key)
+	}
 }
 
 // ExpireOf returns the expiry time (unix ms) of key, whose entry is e, or
@@ -329,7 +373,7 @@ func (db *DB) Delete(slot int, key []byte, now int64) bool {
 	expired := e.ttl && t.expires[string(key)] <= now
 	db.remove(slot, t, string(key), e)
 	if expired {
-		db.ks.ExpiredKeys.Add(1)
+		db.expired(slot, string(key))
 		return false
 	}
 	return true
@@ -466,11 +510,9 @@ func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 		seen++
 		if ms <= now {
 			db.remove(slot, t, k, t.keys[k])
+			db.expired(slot, k)
 			expired++
 		}
-	}
-	if expired > 0 {
-		db.ks.ExpiredKeys.Add(int64(expired))
 	}
 	return seen, expired
 }

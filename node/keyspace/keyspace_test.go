@@ -53,6 +53,31 @@ func TestLazyTables(t *testing.T) {
 
 // TestEntrySize keeps Entry in the 32-byte allocation class: one more
 // field would move every key to the 48-byte class (16 MB per million keys).
+// TestStringSharesEntryAllocation checks that a short value sits right
+// after its entry and a long one has its own buffer.
+func TestStringSharesEntryAllocation(t *testing.T) {
+	for _, n := range []int{0, 1, 16, 17, 33, 64, 96} {
+		v := make([]byte, n)
+		for i := range v {
+			v[i] = byte('a' + i%26)
+		}
+		e := NewString(v)
+		if string(e.Bytes()) != string(v) {
+			t.Fatalf("%d bytes: value %q", n, e.Bytes())
+		}
+		if got := uintptr(e.ptr) - uintptr(unsafe.Pointer(e)); got != unsafe.Sizeof(Entry{}) {
+			t.Fatalf("%d bytes: value at offset %d from the entry", n, got)
+		}
+		if c := cap(e.Bytes()); c < n || c > n+32 {
+			t.Fatalf("%d bytes: capacity %d", n, c)
+		}
+	}
+	e := NewString(make([]byte, 97))
+	if uintptr(e.ptr)-uintptr(unsafe.Pointer(e)) == unsafe.Sizeof(Entry{}) {
+		t.Fatal("97 bytes: embedded")
+	}
+}
+
 func TestEntrySize(t *testing.T) {
 	if n := unsafe.Sizeof(Entry{}); n > 32 {
 		t.Fatalf("Entry is %d bytes, want at most 32", n)

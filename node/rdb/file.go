@@ -442,21 +442,51 @@ func (w *Writer) Key(r *Record) error {
 		w.buf = appendLen(w.buf, uint64(r.DB))
 		w.db = r.DB
 	}
+	w.buf = AppendRecord(w.buf, r, w.opt)
+	return w.maybeFlush()
+}
+
+// AppendRecord appends one key's records (expiry, LRU idle time, LFU
+// counter, type, name and value) as Key writes them, without selecting its
+// database. Snapshots encode keys ahead of writing them this way and hand
+// the bytes to Records.
+func AppendRecord(dst []byte, r *Record, opt Options) []byte {
 	if r.Expire != 0 {
-		w.buf = append(w.buf, opExpireMs)
-		w.buf = binary.LittleEndian.AppendUint64(w.buf, uint64(r.Expire))
+		dst = append(dst, opExpireMs)
+		dst = binary.LittleEndian.AppendUint64(dst, uint64(r.Expire))
 	}
 	if r.HasIdle {
-		w.buf = append(w.buf, opIdle)
-		w.buf = appendLen(w.buf, uint64(max(r.Idle, 0)))
+		dst = append(dst, opIdle)
+		dst = appendLen(dst, uint64(max(r.Idle, 0)))
 	}
 	if r.HasFreq {
-		w.buf = append(w.buf, opFreq, r.Freq)
+		dst = append(dst, opFreq, r.Freq)
 	}
-	c := !w.opt.NoCompression
-	w.buf = append(w.buf, valueType(r.Entry))
-	w.buf = appendString(w.buf, r.Key, c)
-	w.buf = appendBody(w.buf, r.Entry, c)
+	c := !opt.NoCompression
+	dst = append(dst, valueType(r.Entry))
+	dst = appendString(dst, r.Key, c)
+	return appendBody(dst, r.Entry, c)
+}
+
+// Records writes keys encoded by AppendRecord (with the Options of this
+// Writer) into the current database.
+func (w *Writer) Records(b []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf)+len(b) > writerFlush {
+		w.flush()
+		if len(b) >= writerFlush {
+			if !w.opt.NoChecksum {
+				w.crc = CRC64(w.crc, b)
+			}
+			if w.err == nil {
+				_, w.err = w.w.Write(b)
+			}
+			return w.err
+		}
+	}
+	w.buf = append(w.buf, b...)
 	return w.maybeFlush()
 }
 

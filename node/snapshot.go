@@ -1,0 +1,340 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/slotd/slotd/node/keyspace"
+	"github.com/slotd/slotd/node/rdb"
+	"github.com/slotd/slotd/slots"
+)
+
+// A snapshot is a point-in-time RDB image of the keyspace being written
+// while the node keeps serving (see docs/design.md, "Snapshots without
+// fork"). It starts under every slot lock: the databases that hold keys and
+// their counts are noted and a keyspace.Capture marks every slot pending.
+// The writer then goes database by database, slot by slot, locking each
+// slot quietly and encoding it straight from the tables while it is still
+// pending. A client that locks a pending slot first (to write it, or to
+// read it: a read may expire keys) makes the capture callback encode the
+// slot's remaining databases into buffers before it gets the lock; the
+// writer later writes those buffers in their place. Each slot is thus
+// written as it was at the start, whoever encoded it.
+type snapshot struct {
+	s    *Server
+	capt *keyspace.Capture // nil when the writer holds every lock throughout
+	opt  rdb.Options
+	// policy decides whether LRU idle times or LFU counters are written,
+	// as redis-server does under such a maxmemory-policy.
+	policy evictPolicy
+
+	dbs    []int       // databases that held keys at the start, ascending
+	counts [][2]uint64 // their key and expiry counts at the start
+	total  int64
+
+	// next[s] is the index in dbs of the first database of slot s not
+	// yet encoded (by the writer or the capture callback). bufs holds, per
+	// (database index, slot), what the callback encoded early. Both are
+	// read and written only under slot s's lock.
+	next []int32
+	bufs [][]byte
+
+	buffered  atomic.Int64 // bytes in bufs now
+	peak      atomic.Int64 // most bytes in bufs at once
+	processed atomic.Int64 // keys written so far
+	cancelled atomic.Bool
+
+	ctime   int64
+	usedMem int64
+	aofBase bool
+	// dirty is the change counter at the start: a successful save
+	// subtracts it.
+	dirty int64
+}
+
+// errSnapshotCancelled is returned by a snapshot stopped by cancel
+// (FLUSHALL, SHUTDOWN and DEBUG RELOAD stop a BGSAVE).
+var errSnapshotCancelled = errors.New("snapshot cancelled")
+
+// beginSnapshot notes the start of a snapshot. The caller holds every slot
+// lock. With capture false the caller keeps holding them until the
+// snapshot is written (SAVE inside a transaction, FLUSHALL, DEBUG RELOAD).
+func (s *Server) beginSnapshot(capture bool) *snapshot {
+	sn := &snapshot{
+		s:       s,
+		policy:  s.policy(),
+		ctime:   time.Now().Unix(),
+		usedMem: s.ks.UsedMemory(),
+		dirty:   s.dirty.Load(),
+	}
+	sn.opt.NoCompression = !s.Cfg.Bool("rdbcompression")
+	sn.opt.NoChecksum = !s.Cfg.Bool("rdbchecksum")
+	for i := 0; i < s.ks.NumDBs(); i++ {
+		db := s.ks.DB(i)
+		if n := db.Len(); n > 0 {
+			sn.dbs = append(sn.dbs, i)
+			sn.counts = append(sn.counts, [2]uint64{uint64(n), uint64(db.Volatile())})
+			sn.total += n
+		}
+	}
+	if capture && len(sn.dbs) > 0 {
+		sn.next = make([]int32, slots.Count)
+		sn.bufs = make([][]byte, len(sn.dbs)*slots.Count)
+		sn.capt = s.ks.StartCapture(sn.captureSlot)
+	}
+	return sn
+}
+
+// end releases the capture; buffers not yet written are dropped.
+func (sn *snapshot) end() {
+	if sn.capt != nil {
+		sn.s.ks.EndCapture(sn.capt)
+		sn.capt = nil
+	}
+	sn.bufs = nil
+}
+
+// cancel makes the writer stop at its next slot.
+func (sn *snapshot) cancel() { sn.cancelled.Store(true) }
+
+// captureSlot is the capture callback: it runs under slot's lock, in the
+// goroutine of whoever locked the slot first, and encodes the databases of
+// the slot that the writer has not reached yet.
+func (sn *snapshot) captureSlot(slot int) {
+	for i := int(sn.next[slot]); i < len(sn.dbs); i++ {
+		b := sn.encodeSlot(sn.s.ks.DB(sn.dbs[i]), slot, nil)
+		if len(b) > 0 {
+			sn.bufs[i*slots.Count+slot] = b
+			if n := sn.buffered.Add(int64(len(b))); n > sn.peak.Load() {
+				sn.peak.Store(n) // racy max: a statistic only
+			}
+		}
+	}
+	sn.next[slot] = int32(len(sn.dbs))
+}
+
+// encodeSlot appends the RDB records of one slot of db to dst. The caller
+// holds the slot's lock.
+func (sn *snapshot) encodeSlot(db *keyspace.DB, slot int, dst []byte) []byte {
+	if db.SlotLen(slot) == 0 {
+		return dst
+	}
+	lru, lfu := sn.policy == policyAllKeysLRU || sn.policy == policyVolatileLRU, sn.policy.lfu()
+	db.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
+		r := rdb.Record{Key: unsafe.Slice(unsafe.StringData(k), len(k)), Entry: e, Expire: db.ExpireOfKey(slot, k, e)}
+		switch {
+		case lru:
+			r.Idle, r.HasIdle = sn.s.idleSeconds(e), true
+		case lfu:
+			r.Freq, r.HasFreq = uint8(sn.s.lfuDecayed(e)), true
+		}
+		dst = rdb.AppendRecord(dst, &r, sn.opt)
+		return true
+	})
+	return dst
+}
+
+// write streams the image to w: header, then each database's slots in
+// order, then the trailer. held says the caller holds every slot lock
+// (then nothing is captured and no lock is taken).
+func (sn *snapshot) write(w io.Writer, held bool) error {
+	s := sn.s
+	wr := rdb.NewWriter(w, sn.opt)
+	info := rdb.Info{RedisVer: Version, CTime: sn.ctime, UsedMem: sn.usedMem, AOFBase: sn.aofBase}
+	if err := wr.Header(info); err != nil {
+		return err
+	}
+	var scratch []byte
+	for i, d := range sn.dbs {
+		db := s.ks.DB(d)
+		if err := wr.SelectDB(d, sn.counts[i][0], sn.counts[i][1]); err != nil {
+			return err
+		}
+		last := i == len(sn.dbs)-1
+		for slot := 0; slot < slots.Count; slot++ {
+			if sn.cancelled.Load() {
+				return errSnapshotCancelled
+			}
+			var b []byte
+			if held || sn.capt == nil {
+				scratch = sn.encodeSlot(db, slot, scratch[:0])
+				b = scratch
+			} else {
+				s.ks.LockQuiet(slot)
+				if int(sn.next[slot]) == i {
+					scratch = sn.encodeSlot(db, slot, scratch[:0])
+					b = scratch
+					sn.next[slot] = int32(i + 1)
+					if last {
+						sn.capt.Done(slot)
+					}
+				} else {
+					b = sn.bufs[i*slots.Count+slot]
+					sn.bufs[i*slots.Count+slot] = nil
+					sn.buffered.Add(-int64(len(b)))
+				}
+				s.ks.Unlock(slot)
+			}
+			if !held && slot&15 == 15 {
+				// With one Go proc (io-threads 1) the writer shares it
+				// with the clients: let them in between slots rather than
+				// when the scheduler preempts (10 ms).
+				runtime.Gosched()
+			}
+			if len(b) == 0 {
+				continue
+			}
+			if err := wr.Records(b); err != nil {
+				return err
+			}
+		}
+		sn.processed.Add(int64(sn.counts[i][0]))
+	}
+	return wr.Close()
+}
+
+// snapshotProcs gives running snapshot writers a Go proc of their own, as
+// redis-server's fork child gets a core of its own: with io-threads 1 the
+// writer would otherwise take turns with the clients on one proc, and both
+// would slow down. The extra proc is returned when the last writer ends.
+var snapshotProcs struct {
+	sync.Mutex
+	active int
+	saved  int
+}
+
+func addSnapshotProc() {
+	snapshotProcs.Lock()
+	defer snapshotProcs.Unlock()
+	if snapshotProcs.active == 0 {
+		n := runtime.GOMAXPROCS(0)
+		snapshotProcs.saved = n
+		if n < runtime.NumCPU() {
+			runtime.GOMAXPROCS(n + 1)
+		}
+	}
+	snapshotProcs.active++
+}
+
+func dropSnapshotProc() {
+	snapshotProcs.Lock()
+	defer snapshotProcs.Unlock()
+	snapshotProcs.active--
+	if snapshotProcs.active == 0 && runtime.GOMAXPROCS(0) == snapshotProcs.saved+1 {
+		runtime.GOMAXPROCS(snapshotProcs.saved)
+	}
+}
+
+// writeSnapshot streams a point-in-time RDB image of the keyspace to w (a
+// file or a socket) while the node keeps serving. atStart, when not nil,
+// runs at the image's point in time, while every slot lock is held, so
+// that a caller can note what goes with the image (a replication offset,
+// the switch to a new AOF file); it must not take slot locks. Several
+// snapshots may run at once.
+func (s *Server) writeSnapshot(w io.Writer, atStart func()) error {
+	return s.writeImage(w, atStart, false)
+}
+
+// writeImage is writeSnapshot; aofBase marks the image as an AOF base
+// (the aof-base auxiliary field), as redis-server does.
+func (s *Server) writeImage(w io.Writer, atStart func(), aofBase bool) error {
+	s.ks.LockAllQuiet()
+	sn := s.beginSnapshot(true)
+	sn.aofBase = aofBase
+	if atStart != nil {
+		atStart()
+	}
+	s.ks.UnlockAll()
+	defer sn.end()
+	addSnapshotProc()
+	defer dropSnapshotProc()
+	return sn.write(w, false)
+}
+
+// loadOpts tune loadRDB.
+type loadOpts struct {
+	// held says the caller holds every slot lock.
+	held bool
+	// keepExpired loads keys whose time has passed (a replica, an AOF
+	// preamble) instead of dropping them as a master does.
+	keepExpired bool
+	// aux, when set, gets each auxiliary field (repl-id, repl-offset...).
+	aux func(key, value string)
+}
+
+// loadResult counts what loadRDB did.
+type loadResult struct {
+	Loaded, Expired int
+}
+
+// loadRDBFrom loads an RDB stream (a dump.rdb, an AOF base file, a
+// replication payload) into the keyspace, which should not hold its keys
+// already: a key that exists is an error, as in redis-server. Keys already
+// expired are dropped unless the node is a replica. It returns the number
+// of keys loaded.
+func (s *Server) loadRDBFrom(r io.Reader) (keys int, err error) {
+	res, err := s.loadRDB(r, loadOpts{keepExpired: s.Role() != "master"})
+	return res.Loaded, err
+}
+
+// errDuplicateKey reports a key met twice while loading.
+var errDuplicateKey = errors.New("duplicated key")
+
+func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
+	var res loadResult
+	now := time.Now().UnixMilli()
+	lfu := s.policy().lfu()
+	lru := s.policy() == policyAllKeysLRU || s.policy() == policyVolatileLRU
+	h := rdb.Handler{
+		Key: func(rec *rdb.Record) error {
+			if rec.DB < 0 || rec.DB >= s.ks.NumDBs() {
+				return fmt.Errorf("database %d out of range (databases is %d)", rec.DB, s.ks.NumDBs())
+			}
+			if rec.Expire != 0 && rec.Expire < now && !o.keepExpired {
+				res.Expired++
+				return nil
+			}
+			e := rec.Entry
+			switch {
+			case lfu && rec.HasFreq:
+				e.Access = lfuMinutes()<<8 | uint32(rec.Freq)
+			case lru && rec.HasIdle:
+				clock := s.lruClock()
+				e.Access = (clock - uint32(min(rec.Idle, lruMask))) & lruMask
+			default:
+				e.Access = s.newAccess()
+			}
+			db := s.ks.DB(rec.DB)
+			slot := slots.Of(rec.Key)
+			if !o.held {
+				s.ks.Lock(slot)
+			}
+			dup := db.Peek(slot, rec.Key) != nil
+			if !dup {
+				db.SetWithExpire(slot, rec.Key, e, rec.Expire)
+			}
+			if !o.held {
+				s.ks.Unlock(slot)
+			}
+			if dup {
+				return fmt.Errorf("%w %q in database %d", errDuplicateKey, rec.Key, rec.DB)
+			}
+			res.Loaded++
+			return nil
+		},
+	}
+	if o.aux != nil {
+		h.Aux = func(k, v []byte) error {
+			o.aux(string(k), string(v))
+			return nil
+		}
+	}
+	err := rdb.NewReader(r).Run(h)
+	return res, err
+}
