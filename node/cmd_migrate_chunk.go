@@ -37,6 +37,10 @@ import (
 // hash, members for a set, elements in order for a list. A frozen key's
 // lease ends lease-ms after the last FREEZE or CHUNK, so a tool that dies
 // mid-move does not leave the key read-only for good.
+//
+// Replicas and the AOF receive STAGE, DISCARD and COMMIT (its TTL as a
+// PEXPIREAT) as the target ran them, so they build the same value; the
+// source's DELFROZEN reaches them as a DEL.
 
 // chunkState holds the frozen keys of a source and the staged values of a
 // target.
@@ -281,7 +285,14 @@ func cmdChunkDelFrozen(x *Ctx) {
 		x.W.Error("ERR key is not frozen")
 		return
 	}
-	x.W.Int(boolInt64(x.Del(x.Args[2])))
+	// Replicas and the AOF see a plain DEL: they never froze the key.
+	if x.Del(x.Args[2]) {
+		x.Propagate(delArg, x.Args[2])
+		x.W.Int(1)
+		return
+	}
+	x.NoPropagate()
+	x.W.Int(0)
 }
 
 func parseKind(s string) (keyspace.Kind, bool) {
@@ -371,6 +382,9 @@ func cmdChunkStage(x *Ctx) {
 	}
 	cs.staged[key] = sv
 	cs.mu.Unlock()
+	// Replicas and the AOF stage the same pieces, so that the COMMIT that
+	// follows in the stream finds them.
+	x.Propagate(x.Args...)
 	x.W.Int(int64(sv.obj.Len()))
 }
 
@@ -408,6 +422,11 @@ func cmdChunkCommit(x *Ctx) {
 		at = x.Now + pttl
 	}
 	x.PutWithExpire(x.Args[2], e, at)
+	// The TTL goes to replicas and the AOF as an absolute time.
+	x.Propagate(x.Args[0], x.Args[1], x.Args[2], []byte("-1"), x.Args[4])
+	if at > 0 {
+		x.Propagate([]byte("PEXPIREAT"), x.Args[2], strconv.AppendInt(nil, at, 10))
+	}
 	x.W.OK()
 }
 
@@ -418,5 +437,8 @@ func cmdChunkDiscard(x *Ctx) {
 	_, ok := cs.staged[key]
 	delete(cs.staged, key)
 	cs.mu.Unlock()
+	if ok {
+		x.Propagate(x.Args...)
+	}
 	x.W.Int(boolInt64(ok))
 }

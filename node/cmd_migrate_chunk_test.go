@@ -382,3 +382,39 @@ func TestSetSlots(t *testing.T) {
 	a.tc.expect("-ERR Invalid or out of range slot|", "SLOTD.MIGRATE", "SETSLOTS", "STABLE", "-", "16384")
 	a.tc.expect("-ERR Invalid or out of range slot|", "SLOTD.MIGRATE", "SETSLOTS", "STABLE", "-", "x")
 }
+
+// TestChunkedMovePropagation checks what a chunked move sends to replicas
+// and the AOF: the target's STAGE, DISCARD and COMMIT as run (the TTL as a
+// PEXPIREAT), the source's DELFROZEN as a DEL, nothing for the rest; and
+// that replaying the target's stream builds the same key.
+func TestChunkedMovePropagation(t *testing.T) {
+	a, b, ida, idb := twoMasters(t)
+	slot := strconv.Itoa(slots.OfString("{k}ph"))
+	a.tc.expect(":2|", "HSET", "{k}ph", "f1", "v1", "f2", "v2")
+	a.tc.expect(":1|", "PEXPIRE", "{k}ph", "100000")
+	b.tc.expect("+OK|", "CLUSTER", "SETSLOT", slot, "IMPORTING", ida)
+	a.tc.expect("+OK|", "CLUSTER", "SETSLOT", slot, "MIGRATING", idb)
+	ra, rb := attachRec(t, a.tc), attachRec(t, b.tc)
+
+	expectProp(t, a.tc, ra, nil, "SLOTD.MIGRATE", "FREEZE", "{k}ph", "30000")
+	expectProp(t, a.tc, ra, nil, "SLOTD.MIGRATE", "CHUNK", "{k}ph", "0", "10")
+	expectProp(t, b.tc, rb, []string{"SLOTD.MIGRATE STAGE {k}px set a b"}, "SLOTD.MIGRATE", "STAGE", "{k}px", "set", "a", "b")
+	expectProp(t, b.tc, rb, []string{"SLOTD.MIGRATE DISCARD {k}px"}, "SLOTD.MIGRATE", "DISCARD", "{k}px")
+	expectProp(t, b.tc, rb, nil, "SLOTD.MIGRATE", "DISCARD", "{k}px")
+	expectProp(t, b.tc, rb, []string{"SLOTD.MIGRATE STAGE {k}ph hash f1 v1 f2 v2"}, "SLOTD.MIGRATE", "STAGE", "{k}ph", "hash", "f1", "v1", "f2", "v2")
+	stream := rb.takeCmds(t, b.s.feed)
+	expectProp(t, b.tc, rb, []string{"MULTI", "SLOTD.MIGRATE COMMIT {k}ph -1 2", "PEXPIREAT {k}ph <ms:100000>", "EXEC"}, "SLOTD.MIGRATE", "COMMIT", "{k}ph", "100000", "2")
+	expectProp(t, a.tc, ra, []string{"DEL {k}ph"}, "SLOTD.MIGRATE", "DELFROZEN", "{k}ph")
+
+	// A replica (or an AOF load) replaying the target's commands.
+	replica := newTestServer(t)
+	if len(stream) != 0 {
+		t.Fatalf("stream not empty after the checks: %q", stream)
+	}
+	for _, c := range []string{"SLOTD.MIGRATE STAGE {k}px set a b", "SLOTD.MIGRATE DISCARD {k}px",
+		"SLOTD.MIGRATE STAGE {k}ph hash f1 v1 f2 v2", "SLOTD.MIGRATE COMMIT {k}ph -1 2"} {
+		replica.do(strings.Fields(c)...)
+	}
+	replica.expect("$2|v2|", "HGET", "{k}ph", "f2")
+	replica.expect(":2|", "HLEN", "{k}ph")
+}
