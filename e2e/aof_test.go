@@ -604,3 +604,22 @@ func TestAOFRewriteExactSwitchPoint(t *testing.T) {
 	}
 	t.Logf("%d increments across 4 rewrites, every counter exact", total())
 }
+
+func TestAOFConfigSetAppendonlyAtRuntime(t *testing.T) {
+	bin := slotdBinary(t)
+	dir := t.TempDir()
+	srv := startAOFIn(t, "slotd", bin, dir, "--save", "", "--loglevel", "warning")
+	mustCmd(t, srv.Addr(), "SET", "before", "1")
+	mustCmd(t, srv.Addr(), "CONFIG", "SET", "appendonly", "yes")
+	waitRewriteDone(t, srv.Addr())
+	mustCmd(t, srv.Addr(), "SET", "after", "2")
+	info := mustCmd(t, srv.Addr(), "INFO", "persistence")
+	if infoField(info, "aof_enabled") != "1" || infoField(info, "aof_current_size") == "" {
+		t.Fatalf("INFO after CONFIG SET appendonly yes:\n%s", info)
+	}
+	srv.kill()
+	srv2 := startAOFIn(t, "slotd", bin, dir, "--save", "", "--appendonly", "yes", "--loglevel", "warning")
+	if a, b := mustCmd(t, srv2.Addr(), "GET", "before"), mustCmd(t, srv2.Addr(), "GET", "after"); a != "1" || b != "2" {
+		t.Fatalf("after restart: before=%q after=%q", a, b)
+	}
+}
