@@ -98,19 +98,19 @@ func (s *server) shutdown(t *testing.T) {
 	s.waitExit(t, 30*time.Second)
 }
 
-// writer sets keys w<id>:<n> = n one at a time, each acknowledged before
+// ackWriter sets keys w<id>:<n> = n one at a time, each acknowledged before
 // the next, and remembers the last acknowledged n.
-type writer struct {
+type ackWriter struct {
 	id    int
 	acked atomic.Int64 // last acknowledged n, -1 for none
 }
 
-func runWriters(t *testing.T, addr string, n int, stop <-chan struct{}) ([]*writer, *sync.WaitGroup) {
+func runWriters(t *testing.T, addr string, n int, stop <-chan struct{}) ([]*ackWriter, *sync.WaitGroup) {
 	t.Helper()
-	ws := make([]*writer, n)
+	ws := make([]*ackWriter, n)
 	var wg sync.WaitGroup
 	for i := range ws {
-		w := &writer{id: i}
+		w := &ackWriter{id: i}
 		w.acked.Store(-1)
 		ws[i] = w
 		wg.Add(1)
@@ -164,7 +164,7 @@ func waitAcked(t *testing.T, ws []*writer, n int64) {
 }
 
 // missing counts the acknowledged keys a server does not have.
-func missing(t *testing.T, addr string, ws []*writer) (lost, total int) {
+func missing(t *testing.T, addr string, ws []*ackWriter) (lost, total int) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {

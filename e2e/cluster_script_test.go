@@ -12,7 +12,8 @@ import (
 )
 
 // TestClusterScript runs the README's run command, scripts/cluster.sh, on
-// ports of the test range: start must leave six nodes with
+// ports of the test range: start must leave six nodes (3 masters with a
+// replica each) with
 // cluster_state:ok that pass redis-cli --cluster check; stop and start
 // again must bring the same cluster back from its nodes.conf files; stop
 // must leave nothing running.
@@ -89,8 +90,16 @@ func testClusterScript(t *testing.T, tool string) {
 			t.Fatalf("cluster.sh status: %v\n%s", err, st)
 		}
 		var ids []string
+		slaves := 0
 		for _, nd := range nodes {
 			ids = append(ids, nd.ID(t))
+			if nd.Myself(t).has("slave") {
+				slaves++
+			}
+		}
+		// The README's shape: 3 masters, each with a replica.
+		if slaves != 3 {
+			t.Fatalf("cluster.sh start (%s): %d replicas, want 3", step, slaves)
 		}
 		return ids
 	}

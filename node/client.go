@@ -18,6 +18,8 @@ const (
 	ClientAsking                             // ASKING was sent (one command)
 	ClientCloseAfterReply                    // QUIT: close once the reply is written
 	ClientNoEvict                            // CLIENT NO-EVICT on
+	ClientMaster                             // the link to this replica's master: its stream is applied, never answered
+	ClientReplica                            // a replica attached to this node (after SYNC/PSYNC)
 )
 
 // Reply modes (CLIENT REPLY).
@@ -82,6 +84,13 @@ type Client struct {
 	clockBase   time.Time
 	clockBaseMs int64
 	clockOff    time.Duration
+
+	// ackNow is set by REPLCONF GETACK on a master link: the link
+	// answers with an ACK once the command is applied.
+	ackNow bool
+	// repl is the replica link of a connection that sent REPLCONF or
+	// PSYNC (repl_master.go).
+	repl *replicaLink
 
 	x       Ctx
 	keyPos  []int

@@ -311,7 +311,16 @@ func parseClientType(s string) (string, bool) {
 	return "", false
 }
 
-func (c *Client) clientType() string { return "normal" }
+func (c *Client) clientType() string {
+	_, f, _, _ := c.published()
+	switch {
+	case f&ClientMaster != 0:
+		return "master"
+	case f&ClientReplica != 0:
+		return "replica"
+	}
+	return "normal"
+}
 
 func cmdClientList(x *Ctx) {
 	var typ string
@@ -488,6 +497,12 @@ func appendClientInfo(b []byte, x *Ctx, c *Client) []byte {
 // clientFlagString renders client flags as CLIENT LIST's flags= letters.
 func clientFlagString(f uint32) string {
 	var b []byte
+	if f&ClientReplica != 0 {
+		b = append(b, 'S')
+	}
+	if f&ClientMaster != 0 {
+		b = append(b, 'M')
+	}
 	if f&ClientMulti != 0 {
 		b = append(b, 'x')
 	}

@@ -3,11 +3,13 @@ package node
 import (
 	"errors"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/slotd/slotd/failover"
 	"github.com/slotd/slotd/gossip"
 	"github.com/slotd/slotd/slots"
 )
@@ -224,9 +226,11 @@ func cmdClusterSetSlot(x *Ctx) {
 			}
 			cn.apply(outs)
 		}
-		if err := cn.persist(); err != nil {
-			x.W.Error("ERR error saving the cluster node config: " + err.Error())
-			return
+		if p := st.Unsaved(); p != nil {
+			if err := cn.persist(p.Sync); err != nil {
+				x.W.Error("ERR error saving the cluster node config: " + err.Error())
+				return
+			}
 		}
 		x.W.OK()
 	})
@@ -315,7 +319,9 @@ func cmdClusterSlots(x *Ctx) {
 		}
 		x.W.Array(len(runs))
 		for _, r := range runs {
-			reps := replicasOf(st, r.owner.ID, false)
+			// Replicas show once they hold data (a non-zero replication
+			// offset), as on redis-server.
+			reps := slices.DeleteFunc(replicasOf(st, r.owner.ID, false), func(n *gossip.Node) bool { return n.ReplOffset == 0 })
 			x.W.Array(3 + len(reps))
 			x.W.Int(int64(r.start))
 			x.W.Int(int64(r.end))
@@ -386,6 +392,8 @@ func writeShardNode(x *Ctx, cn *clusterNode, n *gossip.Node) {
 	x.W.BulkString("health")
 	if n.Flags&gossip.FlagFail != 0 {
 		x.W.BulkString("fail")
+	} else if n.IsReplica() && n.ReplOffset == 0 {
+		x.W.BulkString("loading")
 	} else {
 		x.W.BulkString("online")
 	}
@@ -419,7 +427,7 @@ func cmdClusterReset(x *Ctx) {
 			return
 		}
 		cn.apply(st.Reset(now, hard))
-		if err := cn.persist(); err != nil {
+		if err := cn.persist(st.Saved()); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
@@ -429,7 +437,8 @@ func cmdClusterReset(x *Ctx) {
 
 func cmdClusterSaveConfig(x *Ctx) {
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
-		if err := cn.persist(); err != nil {
+		st.Saved()
+		if err := cn.persist(true); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
@@ -539,6 +548,38 @@ func cmdClusterReplicate(x *Ctx) {
 	})
 }
 
+// cmdClusterFailover is CLUSTER FAILOVER [FORCE|TAKEOVER], run on a replica.
+func cmdClusterFailover(x *Ctx) {
+	if !clusterOnly(x) {
+		return
+	}
+	if len(x.Args) > 3 {
+		subcommandError(x)
+		return
+	}
+	mode := failover.ModeDefault
+	if len(x.Args) == 3 {
+		switch strings.ToLower(x.Arg(2)) {
+		case "force":
+			mode = failover.ModeForce
+		case "takeover":
+			mode = failover.ModeTakeover
+		default:
+			x.W.Error(ErrSyntax)
+			return
+		}
+	}
+	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
+		outs, err := cn.fo.Manual(now, st, mode)
+		if err != nil {
+			x.W.Error(err.Error())
+			return
+		}
+		cn.applyFailover(now, outs)
+		x.W.OK()
+	})
+}
+
 func cmdClusterReplicas(x *Ctx) {
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
 		n := st.Nodes[gossip.NodeID(x.Arg(2))]
@@ -582,6 +623,9 @@ func cmdClusterHelp(x *Ctx) {
 		"    Drop a node from this node's view (and ban it for 60 seconds).",
 		"REPLICATE <id>",
 		"    Become a replica of the master <id>.",
+		"FAILOVER [FORCE|TAKEOVER]",
+		"    Promote this replica: after catching up with its master (default), without",
+		"    waiting for the master (FORCE), or without an election (TAKEOVER).",
 		"REPLICAS <id> | SLAVES <id>",
 		"    The CLUSTER NODES lines of the replicas of <id>.",
 		"NODES | SLOTS | SHARDS | INFO | MYID | LINKS",

@@ -166,7 +166,12 @@ func cmdHello(x *Ctx) {
 }
 
 // Role returns "master" or "slave" (replication lands in a later package).
-func (s *Server) Role() string { return "master" }
+func (s *Server) Role() string {
+	if s.replicaMode.Load() {
+		return "slave"
+	}
+	return "master"
+}
 
 func validClientName(n string) bool {
 	for i := 0; i < len(n); i++ {

@@ -211,9 +211,10 @@ func cmdDebug(x *Ctx) {
 	case sub == "populate" && n >= 3 && n <= 5:
 		debugPopulate(x)
 	case sub == "change-repl-id" && n == 2:
-		x.S.ext.replMu.Lock()
-		x.S.ext.replID = randomHex40()
-		x.S.ext.replMu.Unlock()
+		r := &x.S.repl
+		r.mu.Lock()
+		r.ids.ID, r.ids.ID2, r.ids.Second = randomHex40(), zeroReplID, -1
+		r.mu.Unlock()
 		x.W.OK()
 	case sub == "reload":
 		debugReload(x)

@@ -34,6 +34,8 @@ type Ctx struct {
 	// selfLock is set while a LockSelf command runs straight from the
 	// dispatcher: it must lock the slots it visits itself.
 	selfLock bool
+	// master is set for the commands of a replica's master link.
+	master bool
 
 	// mods counts Modified calls (the dispatcher compares it around a
 	// handler to know whether to propagate); propCustom is set when the
@@ -82,7 +84,7 @@ func (x *Ctx) UnlockSlot(slot int) {
 // Read looks key up for reading: expired keys are removed, hits and misses
 // counted and the access clock updated.
 func (x *Ctx) Read(key []byte) *keyspace.Entry {
-	e := x.DB.Lookup(x.Slot(key), key, x.Now)
+	e := x.lookup(key)
 	if e == nil {
 		x.S.ks.KeyspaceMiss.AddAt(x.C.ID, 1)
 		return nil
@@ -94,11 +96,20 @@ func (x *Ctx) Read(key []byte) *keyspace.Entry {
 
 // Write looks key up for writing: expired keys are removed, no stats.
 func (x *Ctx) Write(key []byte) *keyspace.Entry {
-	e := x.DB.Lookup(x.Slot(key), key, x.Now)
+	e := x.lookup(key)
 	if e != nil {
 		x.S.touch(e)
 	}
 	return e
+}
+
+// lookup finds key for Read and Write. A replica's master link sees keys
+// whose time has passed: they stay until the master deletes them.
+func (x *Ctx) lookup(key []byte) *keyspace.Entry {
+	if x.master {
+		return x.DB.Peek(x.Slot(key), key)
+	}
+	return x.DB.Lookup(x.Slot(key), key, x.Now)
 }
 
 // ReadKind looks key up for reading and checks its kind. It replies

@@ -59,10 +59,17 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 		s.reject(c, cmd, ErrNoAuth)
 		return
 	}
-	if s.ev.maxmem.Load() != 0 && !s.checkMemory(c, cmd) {
+	master := c.Flags&ClientMaster != 0
+	if s.ev.maxmem.Load() != 0 && !master && !s.checkMemory(c, cmd) {
 		return
 	}
-	if s.rdb.denyWrites.Load() && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
+	if g := s.replGate.Load(); g != 0 && !master {
+		if msg := s.replRefusal(c, cmd, g); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
+	}
+	if s.rdb.denyWrites.Load() && !master && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
 		s.reject(c, cmd, errMisconf)
 		return
 	}
@@ -76,7 +83,7 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 		s.holdWhilePaused(c, cmd)
 	}
 	if c.Flags&ClientMulti != 0 && !multiControl(cmd) {
-		if r := s.route.Load(); r != nil && routed(cmd) {
+		if r := s.route.Load(); r != nil && routed(cmd) && !master {
 			one := [1]queued{{cmd: cmd, args: args}}
 			if msg := s.routeCheck(r, c, one[:], false); msg != "" {
 				s.rejectInMulti(c)
@@ -184,7 +191,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		}
 	}
 	ok := true
-	if r := s.route.Load(); r != nil && routed(cmd) && cmd.Name != "exec" && !(x.keyPtr != nil && r.local(x.keySlot)) {
+	if r := s.route.Load(); r != nil && routed(cmd) && cmd.Name != "exec" && !(x.keyPtr != nil && r.local(x.keySlot)) && !x.master {
 		one := [1]queued{{cmd: cmd, args: args}}
 		if msg := s.routeCheck(r, c, one[:], true); msg != "" {
 			c.out.Error(msg)

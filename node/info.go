@@ -34,9 +34,6 @@ type serverExt struct {
 	lastSave   atomic.Int64
 	peakMemory atomic.Int64
 
-	replMu sync.Mutex
-	replID string
-
 	// Shutdown, when set, runs before SHUTDOWN closes the server; save
 	// tells whether a final save was asked for (or implied by save
 	// points). Persistence plugs in here; an error aborts the shutdown.
@@ -46,7 +43,6 @@ type serverExt struct {
 func (s *Server) initServerCmds() {
 	e := &s.ext
 	e.lastSave.Store(time.Now().Unix())
-	e.replID = randomHex40()
 	s.applyServerConfig("")
 	s.Cfg.OnChange(s.applyServerConfig)
 }
@@ -338,9 +334,9 @@ func (s *Server) infoSection(sb *strings.Builder, sec string) {
 			w.kv(k, "0.00")
 		}
 		w.kv("rejected_connections", s.connsRejected.Load())
-		w.kv("sync_full", 0)
-		w.kv("sync_partial_ok", 0)
-		w.kv("sync_partial_err", 0)
+		w.kv("sync_full", s.repl.syncFull.Load())
+		w.kv("sync_partial_ok", s.repl.syncPartialOK.Load())
+		w.kv("sync_partial_err", s.repl.syncPartialErr.Load())
 		w.kv("expired_keys", s.ks.ExpiredKeys.Load())
 		w.kv("expired_stale_perc", "0.00")
 		w.kv("expired_time_cap_reached_count", 0)
@@ -365,20 +361,7 @@ func (s *Server) infoSection(sb *strings.Builder, sec string) {
 			w.kv(k, 0)
 		}
 	case "replication":
-		s.ext.replMu.Lock()
-		id := s.ext.replID
-		s.ext.replMu.Unlock()
-		w.kv("role", s.Role())
-		w.kv("connected_slaves", 0)
-		w.kv("master_failover_state", "no-failover")
-		w.kv("master_replid", id)
-		w.kv("master_replid2", strings.Repeat("0", 40))
-		w.kv("master_repl_offset", 0)
-		w.kv("second_repl_offset", -1)
-		w.kv("repl_backlog_active", 0)
-		w.kv("repl_backlog_size", s.Cfg.Int("repl-backlog-size"))
-		w.kv("repl_backlog_first_byte_offset", 0)
-		w.kv("repl_backlog_histlen", 0)
+		s.infoReplication(w)
 	case "cpu":
 		var self, children syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &self)

@@ -77,7 +77,7 @@ func cmdExec(x *Ctx) {
 		s.ks.LockSlots(lockSet)
 		defer s.ks.UnlockSlots(lockSet)
 	}
-	if r := s.route.Load(); r != nil {
+	if r := s.route.Load(); r != nil && !x.master {
 		if msg := s.routeCheck(r, c, queue, true); msg != "" {
 			x.W.Error(msg)
 			s.discardMulti(c)

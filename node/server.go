@@ -81,6 +81,13 @@ type Server struct {
 	// mig caches MIGRATE's connections to its targets (cmd_migrate.go).
 	mig migrateCache
 
+	// repl is the replication state (repl*.go); replicaMode is set while
+	// this node replicates a master, replGate holds the write refusals the
+	// dispatcher checks (0: none, one atomic load per command).
+	repl        replication
+	replicaMode atomic.Bool
+	replGate    atomic.Uint32
+
 	// Stats.
 	connsReceived atomic.Int64
 	connsRejected atomic.Int64
@@ -113,6 +120,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	s.applyConfig("")
 	cfg.OnChange(s.applyConfig)
 	s.initServerCmds()
+	s.initRepl()
 	s.initAOF()
 	s.initPersist()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
@@ -213,6 +221,7 @@ func (s *Server) Serve() error {
 		defer s.wg.Done()
 		s.cron()
 	}()
+	s.startReplicaOfConfig()
 	<-s.done
 	return nil
 }
@@ -231,6 +240,7 @@ func (s *Server) Close() error {
 	if s.cl != nil {
 		s.cl.close()
 	}
+	s.stopRepl()
 	for _, c := range s.clients {
 		c.Kill()
 	}
@@ -330,6 +340,9 @@ func (s *Server) serveConn(conn net.Conn) {
 		s.mu.Lock()
 		delete(s.clients, c.ID)
 		s.mu.Unlock()
+		if c.Flags&ClientReplica != 0 {
+			s.replClientGone(c)
+		}
 		s.unwatchAll(c)
 		c.Kill()
 	}()
@@ -396,6 +409,10 @@ func (s *Server) serveConn(conn net.Conn) {
 			start += used
 			if args != nil {
 				s.execute(c, args)
+				if c.Flags&ClientReplica != 0 {
+					// A replica link is written by its stream writer only.
+					c.out.B = c.out.B[:0]
+				}
 			}
 			if lim.obufLimits && lim.overOutputHard(c) {
 				s.Log.Warn("closing client that exceeded client-output-buffer-limit", zap.Int64("id", c.ID), zap.String("addr", c.Addr))
@@ -469,7 +486,7 @@ func (s *Server) cron() {
 		case now := <-t.C:
 			s.lru.Store(uint32(now.Unix()) & lruMask)
 			s.mig.closeIdle(now)
-			if !s.noActiveExpire.Load() {
+			if !s.noActiveExpire.Load() && !s.ks.KeepExpired.Load() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}

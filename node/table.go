@@ -20,6 +20,7 @@ func buildTable() Table {
 		registerCommandCmd,
 		registerCluster,
 		registerSort,
+		registerRepl,
 		registerDump,
 	} {
 		register(t)

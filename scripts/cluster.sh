@@ -13,9 +13,8 @@
 # Environment (all optional):
 #   CLUSTER_BASE_PORT  first client port (7000); node i listens on base+i, bus on base+i+10000
 #   CLUSTER_NODES      number of nodes (6)
-#   CLUSTER_REPLICAS   replicas per master (0). 1 turns the six nodes into
-#                      3 masters + 3 replicas (same as --replicas 1); it needs
-#                      replication in slotd.
+#   CLUSTER_REPLICAS   replicas per master (1: the six nodes are 3 masters +
+#                      3 replicas; 0 makes six masters; same as --replicas N)
 #   CLUSTER_DIR        data and config directory (./cluster-data)
 #   CLUSTER_HOST       address to bind and announce (127.0.0.1)
 #   CLUSTER_NODE_TIMEOUT  cluster-node-timeout in ms (5000)
@@ -29,7 +28,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BASE=${CLUSTER_BASE_PORT:-7000}
 NODES=${CLUSTER_NODES:-6}
-REPLICAS=${CLUSTER_REPLICAS:-0}
+REPLICAS=${CLUSTER_REPLICAS:-1}
 DIR=${CLUSTER_DIR:-$ROOT/cluster-data}
 HOST=${CLUSTER_HOST:-127.0.0.1}
 TIMEOUT=${CLUSTER_NODE_TIMEOUT:-5000}

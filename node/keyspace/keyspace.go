@@ -18,6 +18,11 @@ type Keyspace struct {
 	// nil when there are none, which is what lockers check.
 	capturesHolder
 
+	// KeepExpired is set on replicas: lookups report expired keys as
+	// missing without deleting them, since only the master's explicit
+	// deletes may remove keys (the master link reads them with Peek).
+	KeepExpired atomic.Bool
+
 	// Stats, read by INFO.
 	ExpiredKeys  atomic.Int64
 	EvictedKeys  atomic.Int64
@@ -222,6 +227,11 @@ func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 		return nil
 	}
 	if e.ttl && t.expires[string(key)] <= now {
+		if db.ks.KeepExpired.Load() {
+			// A replica: the key reads as missing but stays until its
+			// master's DEL arrives.
+			return nil
+		}
 		db.remove(slot, t, string(key), e)
 		db.expired(slot, string(key))
 		return nil
