@@ -145,7 +145,7 @@ func runWriters(t *testing.T, addr string, n int, stop <-chan struct{}) ([]*ackW
 }
 
 // waitAcked waits until the writers have n acknowledged writes in all.
-func waitAcked(t *testing.T, ws []*writer, n int64) {
+func waitAcked(t *testing.T, ws []*ackWriter, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
