@@ -623,3 +623,43 @@ func TestAOFConfigSetAppendonlyAtRuntime(t *testing.T) {
 		t.Fatalf("after restart: before=%q after=%q", a, b)
 	}
 }
+
+// TestAOFReplicaFullSyncRestartsAOF: a replica with the AOF on that loads
+// its master's RDB starts its AOF over from the new data, so that after a
+// crash it comes back with both what the sync brought and what streamed
+// after it.
+func TestAOFReplicaFullSyncRestartsAOF(t *testing.T) {
+	bin := slotdBinary(t)
+	master := startAOFIn(t, "master", bin, t.TempDir(), "--save", "", "--loglevel", "warning")
+	for i := 0; i < 100; i++ {
+		mustCmd(t, master.Addr(), "SET", "synced:"+strconv.Itoa(i), "v")
+	}
+	rdir := t.TempDir()
+	rargs := []string{"--save", "", "--appendonly", "yes", "--loglevel", "warning", "--replicaof", "127.0.0.1", strconv.Itoa(master.Port)}
+	replica := startAOFIn(t, "replica", bin, rdir, rargs...)
+	waitKey := func(key string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if v, err := cmd(replica.Addr(), "GET", key); err == nil && v != "" {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("replica never got %s:\n%s", key, replica.Output())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitKey("synced:99")
+	mustCmd(t, master.Addr(), "SET", "streamed", "after-sync")
+	waitKey("streamed")
+	waitRewriteDone(t, replica.Addr())
+	replica.kill()
+	master.kill()
+	replica2 := startAOFIn(t, "replica", bin, rdir, rargs...)
+	for _, k := range []string{"synced:0", "synced:99", "streamed"} {
+		if v, err := cmd(replica2.Addr(), "GET", k); err != nil || v == "" {
+			t.Fatalf("after the crash the replica lacks %s (%q, %v)", k, v, err)
+		}
+	}
+}
