@@ -97,8 +97,9 @@ EOF
 # exists, and prints "ops p50 p99 max errors" (latencies in ms).
 probe() { # first_port
 	"$PY" - "$1" "$work/stop" "$KEYS" <<'EOF'
-import os, sys, time
+import logging, os, sys, time
 from redis.cluster import RedisCluster, ClusterNode
+logging.disable(logging.CRITICAL)  # redis-py logs every MOVED it follows
 from redis.crc import key_slot
 first, stop, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 rc = RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", first + i) for i in range(3)])
