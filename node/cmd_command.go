@@ -290,8 +290,11 @@ func writeDocArgs(x *Ctx, args []*DocArg) {
 	w := x.W
 	w.Array(len(args))
 	for _, a := range args {
+		// A pure token always has one, even the empty string (MIGRATE's
+		// key argument "").
+		hasToken := a.Token != "" || a.Type == "pure-token"
 		n := 2
-		for _, present := range []bool{a.DisplayText != "", a.KeySpecIndex > 0, a.Token != "", a.Since != "",
+		for _, present := range []bool{a.DisplayText != "", a.KeySpecIndex > 0, hasToken, a.Since != "",
 			len(a.Flags) > 0, a.DeprecatedSince != "", a.Value != "", len(a.Args) > 0} {
 			if present {
 				n++
@@ -310,7 +313,7 @@ func writeDocArgs(x *Ctx, args []*DocArg) {
 			w.BulkString("key_spec_index")
 			w.Int(int64(a.KeySpecIndex - 1))
 		}
-		if a.Token != "" {
+		if hasToken {
 			w.BulkString("token")
 			w.BulkString(a.Token)
 		}
