@@ -175,6 +175,15 @@ func cmdClusterSetSlot(x *Ctx) {
 			x.W.Error("ERR Please use SETSLOT only with masters.")
 			return
 		}
+		// redis-server checks ownership before it looks the node up.
+		switch {
+		case action == "migrating" && st.Owner[slot] != st.Myself.ID:
+			x.W.Error("ERR I'm not the owner of hash slot " + itoa(slot))
+			return
+		case action == "importing" && st.Owner[slot] == st.Myself.ID:
+			x.W.Error("ERR I'm already the owner of hash slot " + itoa(slot))
+			return
+		}
 		var target *gossip.Node
 		if action != "stable" {
 			id := gossip.NodeID(x.Arg(4))
@@ -192,40 +201,12 @@ func cmdClusterSetSlot(x *Ctx) {
 				return
 			}
 		}
-		db := x.S.ks.DB(0)
-		switch action {
-		case "migrating":
-			if st.Owner[slot] != st.Myself.ID {
-				x.W.Error("ERR I'm not the owner of hash slot " + itoa(slot))
-				return
-			}
-			st.SetSlotMigrating(slot, target.ID)
-		case "importing":
-			if st.Owner[slot] == st.Myself.ID {
-				x.W.Error("ERR I'm already the owner of hash slot " + itoa(slot))
-				return
-			}
-			st.SetSlotImporting(slot, target.ID)
-		case "stable":
-			st.SetSlotStable(slot)
-		case "node":
-			if st.Owner[slot] == st.Myself.ID && target != st.Myself && db.SlotHasKeys(slot) {
-				x.W.Error("ERR Can't assign hashslot " + itoa(slot) + " to a different node while I still hold keys for this hash slot.")
-				return
-			}
-			if _, migrating := st.Migrating[slot]; migrating && !db.SlotHasKeys(slot) {
-				st.SetSlotStable(slot)
-				if imp, ok := st.Importing[slot]; ok {
-					st.SetSlotImporting(slot, imp)
-				}
-			}
-			outs, err := st.SetSlotNode(now, slot, target.ID)
-			if err != nil {
-				x.W.Error(err.Error())
-				return
-			}
-			cn.apply(outs)
+		outs, msg := applySetSlot(x, st, now, slot, action, target)
+		if msg != "" {
+			x.W.Error(msg)
+			return
 		}
+		cn.apply(outs)
 		if p := st.Unsaved(); p != nil {
 			if err := cn.persist(p.Sync); err != nil {
 				x.W.Error("ERR error saving the cluster node config: " + err.Error())
@@ -234,6 +215,44 @@ func cmdClusterSetSlot(x *Ctx) {
 		}
 		x.W.OK()
 	})
+}
+
+// applySetSlot carries out one CLUSTER SETSLOT action on the cluster state
+// (on the cluster loop) and returns the outputs to apply and the error text
+// to reply, or "". The caller applies the outputs and persists the config.
+// SLOTD.MIGRATE SETSLOTS applies it to many slots under one persist.
+func applySetSlot(x *Ctx, st *gossip.State, now int64, slot int, action string, target *gossip.Node) ([]gossip.Output, string) {
+	db := x.S.ks.DB(0)
+	switch action {
+	case "migrating":
+		if st.Owner[slot] != st.Myself.ID {
+			return nil, "ERR I'm not the owner of hash slot " + itoa(slot)
+		}
+		st.SetSlotMigrating(slot, target.ID)
+	case "importing":
+		if st.Owner[slot] == st.Myself.ID {
+			return nil, "ERR I'm already the owner of hash slot " + itoa(slot)
+		}
+		st.SetSlotImporting(slot, target.ID)
+	case "stable":
+		st.SetSlotStable(slot)
+	case "node":
+		if st.Owner[slot] == st.Myself.ID && target != st.Myself && db.SlotHasKeys(slot) {
+			return nil, "ERR Can't assign hashslot " + itoa(slot) + " to a different node while I still hold keys for this hash slot."
+		}
+		if _, migrating := st.Migrating[slot]; migrating && !db.SlotHasKeys(slot) {
+			st.SetSlotStable(slot)
+			if imp, ok := st.Importing[slot]; ok {
+				st.SetSlotImporting(slot, imp)
+			}
+		}
+		outs, err := st.SetSlotNode(now, slot, target.ID)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return outs, ""
+	}
+	return nil, ""
 }
 
 func cmdClusterNodes(x *Ctx) {

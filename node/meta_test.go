@@ -156,6 +156,18 @@ func TestCommandInfoShapes(t *testing.T) {
 				}
 				sort.Slice(kept, func(i, j int) bool { return kept[i].elems[0].str < kept[j].elems[0].str })
 				want.elems = kept
+				// slotd's own commands (SLOTD.*) have no counterpart.
+				inRedis := map[string]bool{}
+				for _, e := range kept {
+					inRedis[e.elems[0].str] = true
+				}
+				var ours []rv
+				for _, e := range got.elems {
+					if inRedis[e.elems[0].str] {
+						ours = append(ours, e)
+					}
+				}
+				got.elems = ours
 			}
 			if args[1] == "INFO" {
 				// Subcommands slotd lacks are reported by TestCommandMetaMatchesRedis.

@@ -94,7 +94,7 @@ func (s *Server) routeCheck(r *Route, c *Client, calls []queued, locked bool) st
 	multipleKeys := false
 	migrating, importing := false, false
 	existing, missing := 0, 0
-	write := false
+	write, frozen := false, false
 	for _, q := range calls {
 		if q.cmd.Flags&FlagWrite != 0 {
 			write = true
@@ -123,6 +123,9 @@ func (s *Server) routeCheck(r *Route, c *Client, calls []queued, locked bool) st
 			if migrating || importing {
 				if s.keyExists(ks, key, locked) {
 					existing++
+					if migrating && s.chunks.isFrozen(key) {
+						frozen = true
+					}
 				} else {
 					missing++
 				}
@@ -139,6 +142,11 @@ func (s *Server) routeCheck(r *Route, c *Client, calls []queued, locked bool) st
 		if write {
 			return ErrClusterDownR
 		}
+	}
+	// A key being moved in chunks is read-only until it reaches the
+	// target (cmd_migrate_chunk.go).
+	if frozen && write {
+		return ErrTryAgain
 	}
 	// MIGRATE runs here whatever its keys while the slot is open
 	// (migrating or importing), so that keys can be moved freely between

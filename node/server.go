@@ -28,7 +28,10 @@ type Server struct {
 	// RunID is the 40-hex-char id of this process run (INFO run_id).
 	RunID string
 
-	ks       *keyspace.Keyspace
+	ks *keyspace.Keyspace
+	// chunks holds the keys frozen or staged by a chunked migration
+	// (cmd_migrate_chunk.go).
+	chunks   chunkState
 	cmds     Table
 	started  time.Time
 	dirty    keyspace.Counter

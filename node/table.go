@@ -21,6 +21,7 @@ func buildTable() Table {
 		registerCluster,
 		registerSort,
 		registerRepl,
+		registerMigrateChunk,
 		registerDump,
 	} {
 		register(t)
