@@ -284,14 +284,18 @@ func TestDrainAndDelNode(t *testing.T) {
 	if k := mustCmd(t, victim.Addr(), "DBSIZE"); k != "0" {
 		t.Fatalf("the drained node still holds %s keys", k)
 	}
+	// The load stops before del-node: once reset, the removed node answers
+	// CLUSTER SLOTS with nothing, and a client that refreshes its slot map
+	// from it (go-redis asks any node it knows) gets CLUSTERDOWN, against
+	// redis-server as against slotd.
+	l.stop.Store(true)
+	l.finished.Wait()
 	out, err := redisCLIRun(30*time.Second, "--cluster", "del-node", c.Nodes[0].Addr(), vid)
 	if err != nil {
 		t.Fatalf("del-node: %v\n%s", err, out)
 	}
 	c.Nodes = c.Nodes[:3]
 	c.WaitCheck(c.Nodes[0], 20*time.Second)
-	l.stop.Store(true)
-	l.finished.Wait()
 	// The load's client may still use the removed node (reset, it serves
 	// no slot) to refresh its slot map: read back through a new one.
 	l.rdb.Close()

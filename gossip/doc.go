@@ -18,8 +18,8 @@
 //
 // Each returns a list of Outputs that the caller carries out in order:
 // Send and Broadcast (encode with AppendMessage, hand to the Transport),
-// Persist (write FormatNodesConf to a temp file, fsync, rename — before any
-// later Send), Event (log it with the node id), SlotsLost (drop the keys of
+// Persist (write FormatNodesConf before any later Send; durably — temp
+// file, fsync, rename — when Persist.Sync says an epoch changed), Event (log it with the node id), SlotsLost (drop the keys of
 // those slots), RoleChanged, Deliver (PUBLISH to local subscribers) and
 // Forward (failover messages, for package failover). now is milliseconds on
 // any monotonic clock, the same one for every call.

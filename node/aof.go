@@ -355,14 +355,25 @@ func (a *aofState) writeFailed(what string, err error) {
 	}
 }
 
-// retryPending writes what a failed write left (from the background
-// loop, so that the AOF recovers without new writes).
-func (a *aofState) retryPending() {
+// recover retries what failed: the bytes a failed write left, or the
+// fsync that failed under always (from the background loop, so that the
+// AOF recovers without new writes).
+func (a *aofState) recover() {
 	a.fileMu.Lock()
+	defer a.fileMu.Unlock()
 	if len(a.pending) > 0 {
 		a.writeLocked(nil, a.pendingEnd)
+		return
 	}
-	a.fileMu.Unlock()
+	if a.f == nil || !a.writeErr.Load() || a.policy.Load() != fsyncAlways {
+		return
+	}
+	if err := a.f.Sync(); err != nil {
+		return
+	}
+	a.synced.Store(a.written.Load())
+	a.writeErr.Store(false)
+	a.s.Log.Info("AOF write error looks solved, Redis can write again.")
 }
 
 // aofDenyWrites returns the MISCONF error that refuses writes while the
@@ -416,7 +427,7 @@ func (a *aofState) everysec(stop <-chan struct{}) bool {
 			return true
 		case <-t.C:
 			if a.writeErr.Load() {
-				a.retryPending()
+				a.recover()
 			}
 			if a.policy.Load() != fsyncEverysec {
 				continue
@@ -434,26 +445,21 @@ func (a *aofState) everysec(stop <-chan struct{}) bool {
 // feed offset off, are in the file (fsynced under appendfsync always).
 // The caller's pump writes whatever is pending for every client at once.
 func (a *aofState) waitDurable(off int64) {
-	if a.waitSync.Load() {
-		if a.synced.Load() < off {
-			a.s.feed.pump()
-		}
-		// A failed write or fsync: under always the reply may not go
-		// before the write is on disk, so it waits for a retry to succeed
-		// (redis-server exits instead).
-		for a.synced.Load() < off && a.waitSync.Load() {
-			select {
-			case <-a.s.done:
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			a.retryPending()
-			a.fsyncNow()
-		}
-		return
-	}
-	if a.written.Load() < off {
+	// The feed's pumped offset says what every sink has taken; the AOF's
+	// own offsets could lag behind a jump of the feed's (setOffset).
+	if a.s.feed.pumped.Load() < off {
 		a.s.feed.pump()
+	}
+	// Under always, taken means fsynced, unless a write or an fsync
+	// failed: then the reply may not go before the write is on disk, so
+	// it waits for a retry to succeed (redis-server exits instead).
+	for a.waitSync.Load() && a.writeErr.Load() {
+		select {
+		case <-a.s.done:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		a.recover()
 	}
 }
 

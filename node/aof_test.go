@@ -347,7 +347,7 @@ func TestAOFWriteErrorDeniesWrites(t *testing.T) {
 	tc.s.aof.fileMu.Lock()
 	tc.s.aof.f = good
 	tc.s.aof.fileMu.Unlock()
-	tc.s.aof.retryPending()
+	tc.s.aof.recover()
 	tc.expect("+OK|", "SET", "k2", "w")
 	ro.Close()
 	tc.s.Close()

@@ -175,6 +175,15 @@ func cmdClusterSetSlot(x *Ctx) {
 			x.W.Error("ERR Please use SETSLOT only with masters.")
 			return
 		}
+		// redis-server checks ownership before it looks the node up.
+		switch {
+		case action == "migrating" && st.Owner[slot] != st.Myself.ID:
+			x.W.Error("ERR I'm not the owner of hash slot " + itoa(slot))
+			return
+		case action == "importing" && st.Owner[slot] == st.Myself.ID:
+			x.W.Error("ERR I'm already the owner of hash slot " + itoa(slot))
+			return
+		}
 		var target *gossip.Node
 		if action != "stable" {
 			id := gossip.NodeID(x.Arg(4))

@@ -108,6 +108,8 @@ func (f *feed) setOffset(off int64) {
 	f.mu.Lock()
 	f.off = off
 	f.db = -1
+	// Nothing is pending: every sink has what there is.
+	f.pumped.Store(off)
 	f.mu.Unlock()
 }
 
