@@ -359,3 +359,23 @@ func BenchmarkWriteSnapshot(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkLoadRDB(b *testing.B) {
+	tc := newTestServer(&testing.T{}, "enable-debug-command", "yes")
+	fillMixed(tc, 200000)
+	var buf bytes.Buffer
+	if err := tc.s.writeSnapshot(&buf, nil); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.ResetTimer()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		s2 := newTestServer(&testing.T{}).s
+		b.StartTimer()
+		if _, err := s2.loadRDBFrom(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
