@@ -379,3 +379,38 @@ func BenchmarkLoadRDB(b *testing.B) {
 		}
 	}
 }
+
+// TestActiveExpireCapturesOnlyOnDelete: the expire cycle visits slots
+// during a snapshot without copying them unless it deletes a key.
+func TestActiveExpireCapturesOnlyOnDelete(t *testing.T) {
+	tc := newPersistServer(t, t.TempDir())
+	for i := 0; i < 2000; i++ {
+		tc.do("SET", "k"+strconv.Itoa(i), "v", "EX", "1000")
+	}
+	tc.do("SET", "gone", "v", "PX", "1")
+	time.Sleep(5 * time.Millisecond)
+	tc.s.ks.LockAllQuiet()
+	sn := tc.s.beginSnapshot(true)
+	tc.s.ks.UnlockAll()
+	defer sn.end()
+	tc.s.activeExpire(time.Now().UnixMilli(), time.Second)
+	slot := slots.Of([]byte("gone"))
+	tc.s.ks.LockQuiet(slot)
+	pending := sn.capt.Pending(slot)
+	tc.s.ks.Unlock(slot)
+	if pending {
+		t.Fatal("slot with an expired key not captured before the deletion")
+	}
+	if got := sn.buffered.Load(); got <= 0 || got > 2000 {
+		t.Fatalf("captured %d bytes: want the one slot that changed", got)
+	}
+	var buf bytes.Buffer
+	if err := sn.write(&buf, false); err != nil {
+		t.Fatal(err)
+	}
+	tc2 := newPersistServer(t, t.TempDir())
+	res, err := tc2.s.loadRDB(&buf, loadOpts{keepExpired: true})
+	if err != nil || res.Loaded != 2001 {
+		t.Fatalf("loaded %d keys, err %v", res.Loaded, err)
+	}
+}

@@ -476,7 +476,9 @@ func (db *DB) NextNonEmpty(from int, wrap bool) int {
 
 // ExpireSample looks at up to n keys with a TTL in one slot, deletes those
 // that have expired at now, and returns how many it looked at and deleted.
-// The caller holds the slot's lock.
+// The caller holds the slot's lock, possibly taken with LockQuiet: a slot
+// that is pending for a capture is copied before its first deletion, so
+// that sampling alone copies nothing.
 func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 	t := db.rt(slot)
 	for k, ms := range t.expires {
@@ -485,6 +487,11 @@ func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 		}
 		seen++
 		if ms <= now {
+			if expired == 0 {
+				// The caller may hold the lock quietly: copy the slot
+				// for active captures before the first change.
+				db.ks.captureOne(slot)
+			}
 			db.remove(slot, t, k, t.keys[k])
 			expired++
 		}
