@@ -91,13 +91,13 @@ func (s *Server) beginSnapshot(capture bool) *snapshot {
 	return sn
 }
 
-// end releases the capture; buffers not yet written are dropped.
+// end releases the capture. The buffers are left to the garbage
+// collector with the snapshot: a locker that loaded the capture list just
+// before EndCapture may still be filling one under its slot lock.
 func (sn *snapshot) end() {
 	if sn.capt != nil {
 		sn.s.ks.EndCapture(sn.capt)
-		sn.capt = nil
 	}
-	sn.bufs = nil
 }
 
 // cancel makes the writer stop at its next slot.
