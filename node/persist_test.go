@@ -350,7 +350,7 @@ func dumpAllLocked(s *Server) string {
 
 func BenchmarkWriteSnapshot(b *testing.B) {
 	tc := newTestServer(&testing.T{}, "enable-debug-command", "yes")
-	tc.do("DEBUG", "POPULATE", "300000", "bulk", "100")
+	fillMixed(tc, 100000)
 	b.ResetTimer()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
