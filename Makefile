@@ -1,7 +1,7 @@
 # slotd: build, test and benchmark entry points.
 GO ?= go
 
-.PHONY: slotctl-on-slotd build test vet e2e diff bench bench-aof bench-cluster deps cluster cluster-stop cluster-e2e docker
+.PHONY: slotctl-on-slotd build test vet e2e diff bench bench-aof bench-cluster bench-persist deps cluster cluster-stop cluster-e2e docker
 
 
 build:
@@ -15,7 +15,7 @@ vet:
 # the race detector. The e2e tests need scripts/install-deps.sh first.
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 45m ./...
 	$(MAKE) slotctl-on-slotd
 
 # slotctl's own tests start redis-server nodes by default; this runs the
@@ -63,6 +63,12 @@ bench-aof:
 
 deps:
 	bash scripts/install-deps.sh
+
+# Snapshots side by side with redis-server on 1,000,000 keys of mixed
+# types: SAVE, BGSAVE (time, extra memory), load at start, file size;
+# writes docs/BENCHMARKS-persistence.md. KEYS=... REPS=...
+bench-persist:
+	bash scripts/bench-persist.sh
 
 # A 3-master slotd cluster side by side with a 3-master redis-server cluster
 # (redis-benchmark --cluster), and the bus cost of a 6-node slotd cluster.

@@ -80,15 +80,8 @@ var clusterDiffAllowed = map[string]string{
 	"eval-nokeys":    "gap: slotd has no scripting yet (EVAL is an unknown command)",
 
 	// gaps
-	"failover-master":      "gap: slotd has no CLUSTER FAILOVER (unknown subcommand)",
-	"failover-bad":         "gap: slotd has no CLUSTER FAILOVER (unknown subcommand)",
-	"replica-failover-bad": "gap: slotd has no CLUSTER FAILOVER (unknown subcommand)",
 	"getkeysinslot-order": "gap: redis-server 7.0 keeps a slot's keys newest first (a new key goes to the head " +
 		"of the slot's list), slotd returns them oldest first",
-	"replica-shards-health": "gap: redis-server 7.0 reports health \"loading\" in CLUSTER SHARDS for a replica " +
-		"whose replication offset is 0; slotd says \"online\" (it has no replication)",
-	"replica-cluster-slots": "gap: redis-server 7.0 leaves out of CLUSTER SLOTS a replica whose replication " +
-		"offset is 0 (not synced yet); slotd has no replication and lists the replica",
 }
 
 // slotdInfoFieldsRE matches the CLUSTER INFO lines only slotd writes.

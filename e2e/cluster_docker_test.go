@@ -59,7 +59,7 @@ func TestClusterDocker(t *testing.T) {
 	if targetIsRedis() {
 		buildRedisImage(t, image, run)
 	} else {
-		if out, err := run(120*time.Second, []string{"SLOTD_IMAGE=" + image}, "bash", "docker/build.sh"); err != nil {
+		if out, err := run(6*time.Minute, []string{"SLOTD_IMAGE=" + image}, "bash", "docker/build.sh"); err != nil {
 			t.Fatalf("docker/build.sh: %v\n%s", err, out)
 		}
 	}

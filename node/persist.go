@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -284,7 +285,13 @@ func (s *Server) loadDataAtStart() error {
 	}
 	defer f.Close()
 	start := time.Now()
-	res, err := s.loadRDB(f, loadOpts{keepExpired: s.Role() != "master"})
+	// Nothing else runs yet: no slot locks are needed, and every core may
+	// work on the load (decoding and inserting run in parallel).
+	if n := runtime.GOMAXPROCS(0); n < runtime.NumCPU() {
+		runtime.GOMAXPROCS(runtime.NumCPU())
+		defer runtime.GOMAXPROCS(n)
+	}
+	res, err := s.loadRDB(f, loadOpts{held: true, keepExpired: s.Role() != "master"})
 	s.rdb.lastLoadLoaded.Store(int64(res.Loaded))
 	s.rdb.lastLoadExpired.Store(int64(res.Expired))
 	if err != nil {

@@ -350,12 +350,67 @@ func dumpAllLocked(s *Server) string {
 
 func BenchmarkWriteSnapshot(b *testing.B) {
 	tc := newTestServer(&testing.T{}, "enable-debug-command", "yes")
-	tc.do("DEBUG", "POPULATE", "300000", "bulk", "100")
+	fillMixed(tc, 100000)
 	b.ResetTimer()
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		if err := tc.s.writeSnapshot(io.Discard, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func BenchmarkLoadRDB(b *testing.B) {
+	tc := newTestServer(&testing.T{}, "enable-debug-command", "yes")
+	fillMixed(tc, 200000)
+	var buf bytes.Buffer
+	if err := tc.s.writeSnapshot(&buf, nil); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.ResetTimer()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		s2 := newTestServer(&testing.T{}).s
+		b.StartTimer()
+		if _, err := s2.loadRDBFrom(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestActiveExpireCapturesOnlyOnDelete: the expire cycle visits slots
+// during a snapshot without copying them unless it deletes a key.
+func TestActiveExpireCapturesOnlyOnDelete(t *testing.T) {
+	tc := newPersistServer(t, t.TempDir())
+	for i := 0; i < 2000; i++ {
+		tc.do("SET", "k"+strconv.Itoa(i), "v", "EX", "1000")
+	}
+	tc.do("SET", "gone", "v", "PX", "1")
+	time.Sleep(5 * time.Millisecond)
+	tc.s.ks.LockAllQuiet()
+	sn := tc.s.beginSnapshot(true)
+	tc.s.ks.UnlockAll()
+	defer sn.end()
+	tc.s.activeExpire(time.Now().UnixMilli(), time.Second)
+	slot := slots.Of([]byte("gone"))
+	tc.s.ks.LockQuiet(slot)
+	pending := sn.capt.Pending(slot)
+	tc.s.ks.Unlock(slot)
+	if pending {
+		t.Fatal("slot with an expired key not captured before the deletion")
+	}
+	if got := sn.buffered.Load(); got <= 0 || got > 2000 {
+		t.Fatalf("captured %d bytes: want the one slot that changed", got)
+	}
+	var buf bytes.Buffer
+	if err := sn.write(&buf, false); err != nil {
+		t.Fatal(err)
+	}
+	tc2 := newPersistServer(t, t.TempDir())
+	res, err := tc2.s.loadRDB(&buf, loadOpts{keepExpired: true})
+	if err != nil || res.Loaded != 2001 {
+		t.Fatalf("loaded %d keys, err %v", res.Loaded, err)
 	}
 }

@@ -517,8 +517,10 @@ func (s *Server) expireDB(db *keyspace.DB, now int64, deadline time.Time) {
 	for visited := 0; visited < 16384; visited++ {
 		slot := db.NextExpireSlot()
 		// The slot's tables may only be read under its lock (FLUSHDB and
-		// SWAPDB replace them under all locks).
-		s.ks.Lock(slot)
+		// SWAPDB replace them under all locks). The lock is quiet: a
+		// snapshot in progress copies the slot only if a key is deleted
+		// (ExpireSample), not for every visit.
+		s.ks.LockQuiet(slot)
 		if !db.HasVolatile(slot) {
 			s.ks.Unlock(slot)
 			continue

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,13 +92,13 @@ func (s *Server) beginSnapshot(capture bool) *snapshot {
 	return sn
 }
 
-// end releases the capture; buffers not yet written are dropped.
+// end releases the capture. The buffers are left to the garbage
+// collector with the snapshot: a locker that loaded the capture list just
+// before EndCapture may still be filling one under its slot lock.
 func (sn *snapshot) end() {
 	if sn.capt != nil {
 		sn.s.ks.EndCapture(sn.capt)
-		sn.capt = nil
 	}
-	sn.bufs = nil
 }
 
 // cancel makes the writer stop at its next slot.
@@ -283,16 +284,97 @@ func (s *Server) loadRDBFrom(r io.Reader) (keys int, err error) {
 	return res.Loaded, err
 }
 
+// loadGCPercent is GOGC while an RDB loads: little of what loading
+// allocates is garbage, so the heap may grow far between collections.
+const loadGCPercent = 1000
+
 // errDuplicateKey reports a key met twice while loading.
 var errDuplicateKey = errors.New("duplicated key")
 
+// loadItem is one key on its way from the decoder to the inserter.
+type loadItem struct {
+	db, slot int
+	key      string
+	e        *keyspace.Entry
+	expire   int64
+}
+
+// loadBatch is what the decoder hands the inserter at a time; ack, when
+// set, is closed once everything before it is in the keyspace.
+type loadBatch struct {
+	items []loadItem
+	ack   chan struct{}
+}
+
+// loadRDB decodes on the calling goroutine and inserts on another, in
+// batches, so that with two procs decoding (about half the work) overlaps
+// the map inserts and allocations of the keyspace.
 func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	var res loadResult
 	now := time.Now().UnixMilli()
 	lfu := s.policy().lfu()
 	lru := s.policy() == policyAllKeysLRU || s.policy() == policyVolatileLRU
+
+	const batchSize = 512
+	batches := make(chan loadBatch, 16)
+	free := make(chan []loadItem, 18)
+	var loaded atomic.Int64
+	var insertErr atomic.Pointer[error]
+	inserterDone := make(chan struct{})
+	go func() {
+		defer close(inserterDone)
+		for b := range batches {
+			for i := range b.items {
+				it := &b.items[i]
+				if insertErr.Load() != nil {
+					break
+				}
+				db := s.ks.DB(it.db)
+				if !o.held {
+					s.ks.Lock(it.slot)
+				}
+				ok := db.Load(it.slot, it.key, it.e, it.expire)
+				if !o.held {
+					s.ks.Unlock(it.slot)
+				}
+				if !ok {
+					err := fmt.Errorf("%w %q in database %d", errDuplicateKey, it.key, it.db)
+					insertErr.Store(&err)
+					break
+				}
+				loaded.Add(1)
+			}
+			clear(b.items)
+			select {
+			case free <- b.items[:0]:
+			default:
+			}
+			if b.ack != nil {
+				close(b.ack)
+			}
+		}
+	}()
+	cur := make([]loadItem, 0, batchSize)
+	send := func(wait bool) {
+		b := loadBatch{items: cur}
+		if wait {
+			b.ack = make(chan struct{})
+		}
+		batches <- b
+		select {
+		case cur = <-free:
+		default:
+			cur = make([]loadItem, 0, batchSize)
+		}
+		if wait {
+			<-b.ack
+		}
+	}
 	h := rdb.Handler{
 		Key: func(rec *rdb.Record) error {
+			if p := insertErr.Load(); p != nil {
+				return *p
+			}
 			if rec.DB < 0 || rec.DB >= s.ks.NumDBs() {
 				return fmt.Errorf("database %d out of range (databases is %d)", rec.DB, s.ks.NumDBs())
 			}
@@ -310,24 +392,29 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 			default:
 				e.Access = s.newAccess()
 			}
-			db := s.ks.DB(rec.DB)
-			slot := slots.Of(rec.Key)
-			if !o.held {
-				s.ks.Lock(slot)
+			cur = append(cur, loadItem{db: rec.DB, slot: slots.Of(rec.Key), key: string(rec.Key), e: e, expire: rec.Expire})
+			if len(cur) == batchSize {
+				send(false)
 			}
-			dup := db.Peek(slot, rec.Key) != nil
-			if !dup {
-				db.SetWithExpire(slot, rec.Key, e, rec.Expire)
-			}
-			if !o.held {
-				s.ks.Unlock(slot)
-			}
-			if dup {
-				return fmt.Errorf("%w %q in database %d", errDuplicateKey, rec.Key, rec.DB)
-			}
-			res.Loaded++
 			return nil
 		},
+	}
+	h.ResizeDB = func(d int, keys, expires uint64) error {
+		// Size the slot maps of a database being filled from empty for the
+		// counts announced, rather than growing them key by key. The keys
+		// decoded so far go in first.
+		if d < 0 || d >= s.ks.NumDBs() || keys > 1<<32 {
+			return nil
+		}
+		send(true)
+		if !o.held {
+			s.ks.LockAll()
+			defer s.ks.UnlockAll()
+		}
+		if db := s.ks.DB(d); db.Len() == 0 {
+			db.Reserve(keys, expires)
+		}
+		return nil
 	}
 	if o.aux != nil {
 		h.Aux = func(k, v []byte) error {
@@ -335,6 +422,20 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 			return nil
 		}
 	}
+	// Loading allocates mostly what it keeps: collecting while the heap
+	// grows from nothing would mark the same keys again and again.
+	defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
 	err := rdb.NewReader(r).Run(h)
+	if len(cur) > 0 {
+		batches <- loadBatch{items: cur}
+	}
+	close(batches)
+	<-inserterDone
+	res.Loaded = int(loaded.Load())
+	if err == nil {
+		if p := insertErr.Load(); p != nil {
+			err = *p
+		}
+	}
 	return res, err
 }

@@ -9,6 +9,12 @@
 // a DB, and LockAll for commands that see the whole keyspace. Code that
 // holds slot locks must not take them again.
 //
+// Snapshots: StartCapture makes every slot pending; the first Lock,
+// LockSlots or LockAll of a pending slot runs the capture's callback (which
+// copies the slot) before it returns, so the slot is copied as it was when
+// the capture began. The capture's owner walks the slots with LockQuiet.
+// See capture.go and docs/design.md.
+//
 // Expiry: every read goes through Lookup, which deletes a key whose time has
 // passed (lazy expiry); ActiveExpire samples keys with a TTL slot by slot.
 package keyspace

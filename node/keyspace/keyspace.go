@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
@@ -500,7 +501,9 @@ func (db *DB) NextNonEmpty(from int, wrap bool) int {
 
 // ExpireSample looks at up to n keys with a TTL in one slot, deletes those
 // that have expired at now, and returns how many it looked at and deleted.
-// The caller holds the slot's lock.
+// The caller holds the slot's lock, possibly taken with LockQuiet: a slot
+// that is pending for a capture is copied before its first deletion, so
+// that sampling alone copies nothing.
 func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 	t := db.rt(slot)
 	for k, ms := range t.expires {
@@ -509,6 +512,11 @@ func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 		}
 		seen++
 		if ms <= now {
+			if expired == 0 {
+				// The caller may hold the lock quietly: copy the slot
+				// for active captures before the first change.
+				db.ks.captureOne(slot)
+			}
 			db.remove(slot, t, k, t.keys[k])
 			db.expired(slot, k)
 			expired++
@@ -534,4 +542,65 @@ func trailingZeros(x uint64) int { return bits.TrailingZeros64(x) }
 // lock-free bitmap; an expired key not yet reclaimed counts).
 func (db *DB) SlotHasKeys(slot int) bool {
 	return db.nonEmpty[slot>>6].Load()&(1<<(slot&63)) != 0
+}
+
+// Reserve sizes the empty tables of every slot for about keys keys and
+// expires keys with a TTL spread evenly over the slots (the counts an RDB
+// file announces), so that loading does not grow each map step by step.
+// The caller holds every slot lock or is alone (loading at start).
+func (db *DB) Reserve(keys, expires uint64) {
+	per := func(n uint64) int {
+		if n == 0 {
+			return 0
+		}
+		avg := float64(n) / slots.Count
+		// Keys fall into slots at random: leave room for the spread
+		// (about three standard deviations) so that few maps still grow.
+		return int(avg + 3*math.Sqrt(avg) + 1)
+	}
+	pk, pe := per(keys), per(expires)
+	if pk < 8 {
+		// Small maps are cheap to grow; not worth the memory up front.
+		return
+	}
+	tables := db.tables.Load()
+	if tables == &emptyTables {
+		tables = db.allocTables()
+	}
+	for s := range tables {
+		t := &tables[s]
+		if t.keys == nil {
+			t.keys = make(map[string]*Entry, pk)
+		}
+		if pe >= 8 && t.expires == nil {
+			t.expires = make(map[string]int64, pe)
+		}
+	}
+}
+
+// Load adds a key read from a file: SetWithExpire for a key that should
+// not exist yet, with one map operation instead of two. It reports false
+// when the key existed; its old value is then replaced without the memory
+// count being fixed, and the caller is to abandon the keyspace (a load
+// with duplicate keys fails).
+func (db *DB) Load(slot int, k string, e *Entry, ms int64) bool {
+	t := db.wt(slot)
+	if t.keys == nil {
+		t.keys = make(map[string]*Entry)
+	}
+	n := len(t.keys)
+	e.ttl = false
+	t.keys[k] = e
+	if len(t.keys) == n {
+		return false
+	}
+	if n == 0 {
+		db.nonEmpty[slot>>6].Or(1 << (slot & 63))
+	}
+	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
+	db.count.Add(1)
+	if ms != 0 {
+		db.addExpire(t, k, e, ms)
+	}
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/slotd/slotd/node/keyspace"
 )
@@ -219,6 +220,23 @@ func appendString[T string | []byte](b []byte, s T, compress bool) []byte {
 	return append(b, s...)
 }
 
+// scratchPool holds the buffers listpacks and intsets are built in before
+// they are written as strings, so that encoding a keyspace (a snapshot)
+// does not leave one garbage buffer per collection.
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+func getScratch() *[]byte { return scratchPool.Get().(*[]byte) }
+
+// putScratch returns b, the grown buffer of p, to the pool; very large
+// ones are dropped.
+func putScratch(p *[]byte, b []byte) {
+	if cap(b) > 64<<10 {
+		return
+	}
+	*p = b[:0]
+	scratchPool.Put(p)
+}
+
 // AppendValue appends e as an RDB object (type byte and encoded value), in
 // the encoding redis-server 7.0 would choose for it under the limits in
 // force, so that a redis-server loading it reports the same OBJECT
@@ -275,13 +293,16 @@ func appendBody(b []byte, e *keyspace.Entry, compress bool) []byte {
 		h := e.Obj().(*keyspace.Hash)
 		if h.IsListpack() {
 			var lp lpBuilder
-			lp.reset(nil)
+			sp := getScratch()
+			lp.reset(*sp)
 			h.Each(func(f, v string) bool {
 				lp.add(f)
 				lp.add(v)
 				return true
 			})
-			return appendString(b, lp.finish(), compress)
+			b = appendString(b, lp.finish(), compress)
+			putScratch(sp, lp.b)
+			return b
 		}
 		b = appendLen(b, uint64(h.Len()))
 		h.Each(func(f, v string) bool {
@@ -299,7 +320,11 @@ func appendBody(b []byte, e *keyspace.Entry, compress bool) []byte {
 				vs = append(vs, v)
 				return true
 			})
-			return appendString(b, appendIntset(nil, vs), compress)
+			sp := getScratch()
+			is := appendIntset((*sp)[:0], vs)
+			b = appendString(b, is, compress)
+			putScratch(sp, is)
+			return b
 		}
 		b = appendLen(b, uint64(st.Len()))
 		st.Each(func(m []byte) bool {
@@ -311,13 +336,16 @@ func appendBody(b []byte, e *keyspace.Entry, compress bool) []byte {
 		z := e.Obj().(*keyspace.ZSet)
 		if z.IsListpack() {
 			var lp lpBuilder
-			lp.reset(nil)
+			sp := getScratch()
+			lp.reset(*sp)
 			var sb [32]byte
 			for n := z.First(); n != nil; n = n.Next() {
 				lp.add(n.Member)
 				lp.add(string(appendScore(sb[:0], n.Score)))
 			}
-			return appendString(b, lp.finish(), compress)
+			b = appendString(b, lp.finish(), compress)
+			putScratch(sp, lp.b)
+			return b
 		}
 		// Highest first, as redis-server writes it, so that a loader that
 		// inserts at the head does no search.
@@ -458,6 +486,9 @@ func appendList(b []byte, l *keyspace.List, compress bool) []byte {
 	}
 	b = appendLen(b, uint64(len(nodes)))
 	var lp lpBuilder
+	sp := getScratch()
+	lp.b = *sp
+	defer func() { putScratch(sp, lp.b) }()
 	i := 0
 	for _, c := range nodes {
 		if c < 0 {
