@@ -424,6 +424,7 @@ func (m *mover) moveKeys(ctx context.Context, slot int, src, dst *Node, asking b
 		return err
 	}
 	batch := m.mo.pipeline()
+	retries := 0
 	for {
 		v, err := m.do(ctx, src, "CLUSTER", "GETKEYSINSLOT", slot, batch*m.mo.depth())
 		if err != nil {
@@ -461,6 +462,7 @@ func (m *mover) moveKeys(ctx context.Context, slot int, src, dst *Node, asking b
 		cmds, _ := pipe.Exec(pctx)
 		cancel()
 		j := 0
+		transient := false
 		for _, c := range cmds {
 			name, _ := c.Args()[0].(string)
 			if name == "ASKING" {
@@ -470,6 +472,13 @@ func (m *mover) moveKeys(ctx context.Context, slot int, src, dst *Node, asking b
 				continue
 			}
 			if err := c.Err(); err != nil && err != redis.Nil {
+				// A node whose cluster state flips to fail for a moment
+				// answers CLUSTERDOWN; the batch is sent again (its keys
+				// that did move are no longer listed).
+				if msg := err.Error(); (strings.HasPrefix(msg, "CLUSTERDOWN") || strings.HasPrefix(msg, "TRYAGAIN")) && retries < 100 {
+					transient = true
+					continue
+				}
 				if strings.HasPrefix(err.Error(), "BUSYKEY") {
 					return &CmdError{Addr: src.Addr, Cmd: "MIGRATE", Err: fmt.Errorf("%v: the target already holds a key of slot %d; run again with --replace to overwrite it", err, slot)}
 				}
@@ -477,6 +486,15 @@ func (m *mover) moveKeys(ctx context.Context, slot int, src, dst *Node, asking b
 			}
 			m.prog.keys.Add(int64(sent[j]))
 			j++
+		}
+		if transient {
+			retries++
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
 		}
 		if last {
 			return nil
