@@ -76,7 +76,9 @@ func startReplProc(t *testing.T, name, bin string, args ...string) *server {
 
 func replSlotd(t *testing.T, extra ...string) *server {
 	t.Helper()
-	args := append(append([]string(nil), commonArgs...), extra...)
+	// No background saves: they would only take CPU from the test.
+	args := append(append([]string(nil), commonArgs...), "--save", "")
+	args = append(args, extra...)
 	return startReplProc(t, "slotd", slotdBinary(t), args...)
 }
 

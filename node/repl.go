@@ -169,6 +169,17 @@ func (s *Server) replicaOf(host string, port int) bool {
 		r.mu.Unlock()
 		return false
 	}
+	if host != "" && r.masterHost == "" {
+		// A master becoming a replica: refuse writes first, then let the
+		// backlog take the last of its own stream, so that the offset it
+		// asks its new master to continue from covers every write it made.
+		r.mu.Unlock()
+		if s.Cfg.Bool("replica-read-only") {
+			s.replGate.Store(s.replGate.Load() | gateReadOnly)
+		}
+		s.detachBacklog()
+		r.mu.Lock()
+	}
 	r.gen++
 	gen := r.gen
 	if l := r.link; l != nil {

@@ -29,7 +29,7 @@ work=$(mktemp -d /tmp/slotd-bench-repl.XXXXXX)
 # Servers are started inside $(...) subshells: their pids go to a file.
 cleanup() {
 	if [ -f "$work/pids" ]; then
-		while read -r p; do kill "$p" 2>/dev/null || true; done <"$work/pids"
+		while read -r p; do kill -9 "$p" 2>/dev/null || true; done <"$work/pids"
 	fi
 	rm -rf "$work"
 }
@@ -45,7 +45,7 @@ start() { # kind port -> pid in $started
 			--enable-debug-command yes --repl-diskless-sync yes --repl-diskless-sync-delay 0 \
 			--logfile "$work/redis-$port.log" &
 	else
-		"$work/slotd" --port "$port" --bind 127.0.0.1 --dir "$work" --loglevel warning \
+		"$work/slotd" --port "$port" --bind 127.0.0.1 --dir "$work" --loglevel warning --save '' \
 			--enable-debug-command yes --repl-diskless-sync yes --repl-diskless-sync-delay 0 \
 			>"$work/slotd-$port.log" 2>&1 &
 	fi
