@@ -1,7 +1,7 @@
 # slotd: build, test and benchmark entry points.
 GO ?= go
 
-.PHONY: slotctl-on-slotd build test vet e2e diff bench bench-cluster deps cluster cluster-stop cluster-e2e docker
+.PHONY: slotctl-on-slotd build test vet e2e diff bench bench-aof bench-cluster deps cluster cluster-stop cluster-e2e docker
 
 
 build:
@@ -55,6 +55,11 @@ diff:
 # N=requests per test, GOMAXPROCS=... for slotd.
 bench:
 	bash scripts/bench.sh
+
+# SET throughput with appendonly yes, appendfsync everysec, side by side
+# with redis-server; writes docs/BENCHMARKS-aof.md.
+bench-aof:
+	bash scripts/bench-aof.sh
 
 deps:
 	bash scripts/install-deps.sh

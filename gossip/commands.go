@@ -340,3 +340,79 @@ func (s *State) Promote(now int64, epoch uint64) []Output {
 	s.updateState()
 	return s.flush()
 }
+
+// RequestVotes starts an election (package failover decides when): it
+// takes a new currentEpoch, persists it, and asks every node for its vote
+// with a failover-auth-request whose header carries the slots and config
+// epoch of this replica's master. force sets MFlagForceAck, which masters
+// honour although the master is not FAIL (manual failover). It returns the
+// election epoch.
+func (s *State) RequestVotes(now int64, force bool) ([]Output, uint64) {
+	s.begin(now)
+	s.CurrentEpoch++
+	s.dirty = true
+	h := s.header()
+	if force {
+		h.MFlags |= MFlagForceAck
+	}
+	s.broadcast(&FailoverAuthRequest{Header: h})
+	return s.flush(), s.CurrentEpoch
+}
+
+// GrantVote records this master's vote for replica, a replica of master, in
+// the current epoch (LastVoteEpoch, the master's VotedTime), persists it and
+// only then sends the failover-auth-ack. The caller (package failover) has
+// checked that the vote may be given.
+func (s *State) GrantVote(now int64, replica, master NodeID) ([]Output, bool) {
+	s.begin(now)
+	r := s.Nodes[replica]
+	if r == nil || r.Flags&(FlagNoAddr|FlagHandshake) != 0 {
+		return nil, false
+	}
+	s.LastVoteEpoch = s.CurrentEpoch
+	if m := s.Nodes[master]; m != nil {
+		m.VotedTime = now
+	}
+	s.dirty = true
+	s.Stats.Sent[TypeFailoverAuthAck]++
+	s.emit(&Send{To: r.ID, Addr: r.Addr(), Msg: &FailoverAuthAck{Header: s.header()}})
+	return s.flush(), true
+}
+
+// SetNoFailover sets or clears this node's nofailover flag
+// (cluster-replica-no-failover); it travels in every header.
+func (s *State) SetNoFailover(now int64, on bool) []Output {
+	s.begin(now)
+	me := s.Myself
+	if on == (me.Flags&FlagNoFailover != 0) {
+		return s.flush()
+	}
+	if on {
+		me.Flags |= FlagNoFailover
+	} else {
+		me.Flags &^= FlagNoFailover
+	}
+	s.dirty = true
+	return s.flush()
+}
+
+// PingNode sends a ping to one known node now (a master paused for a
+// manual failover tells its replica the offset to reach at once).
+func (s *State) PingNode(now int64, id NodeID) []Output {
+	s.begin(now)
+	n := s.Nodes[id]
+	if n == nil || n == s.Myself || n.Flags&(FlagNoAddr|FlagHandshake) != 0 {
+		return s.flush()
+	}
+	s.ping(n, TypePing)
+	return s.flush()
+}
+
+// BroadcastPong sends a pong with this node's header to every known node
+// (a replica about to run an election publishes its replication offset so
+// its siblings compute the same ranks).
+func (s *State) BroadcastPong(now int64) []Output {
+	s.begin(now)
+	s.broadcastPong()
+	return s.flush()
+}

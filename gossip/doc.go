@@ -35,7 +35,23 @@
 //     the receiver of a MEET adds the sender at once from the id and address
 //     in its header instead of starting a second handshake, so a MEET
 //     survives lost packets;
-//   - CLUSTER NODES lists nodes in the order they became known.
+//   - CLUSTER NODES lists nodes in the order they became known;
+//   - a node is PFAIL after a node timeout without any sign of life (a
+//     message from it, or a pong that we or a gossiping node received),
+//     not a node timeout after our last ping (which Redis sends up to half
+//     a timeout late), and a slot-owning master that marks PFAIL pings the
+//     other slot-owning masters at once, so FAIL agrees in a round trip;
+//   - a master silent that long also counts as unreachable for
+//     cluster_state, so a master cut off from the majority stops serving
+//     before the majority can have failed it over;
+//   - a master's heartbeat frees the slots our view gives it that it no
+//     longer claims (a view restored from an old nodes.conf would otherwise
+//     keep them under the master's newer config epoch).
+//
+// Package failover drives elections through RequestVotes, GrantVote,
+// Promote, SetNoFailover, PingNode and BroadcastPong, and sets MFlags
+// (MFlagPaused) while a master holds writes for a manual failover; each
+// Node keeps the MFlags of its last message.
 //
 // Ordering rules (adopt the larger currentEpoch; a claim wins a slot only
 // with a larger config epoch; a stale claim is answered with UPDATE; of two

@@ -29,9 +29,17 @@ type Broadcast struct {
 }
 
 // Persist asks the caller to write the cluster config (FormatNodesConf of the
-// state as it is now) and fsync it before carrying out any later output.
-// Writing a newer state than the one that asked is fine.
-type Persist struct{}
+// state as it is now) before carrying out any later output. Writing a newer
+// state than the one that asked is fine.
+//
+// Sync asks for the write to be made durable (fsync) first: it is set when
+// the current epoch or this node's config epoch changed since the last
+// synced write, as redis-server fsyncs nodes.conf only then. Other changes
+// (open-slot marks, ownership learned or handed over without an epoch bump)
+// are written but not synced: after a power loss they are learnt again from
+// peers whose epochs win, and fsyncing each SETSLOT would make slot
+// migration several times slower than redis-server's.
+type Persist struct{ Sync bool }
 
 // EventKind says what an Event reports.
 type EventKind uint8

@@ -73,10 +73,14 @@ type State struct {
 	Importing map[int]NodeID
 	Status    ClusterStatus
 	Stats     Stats
+	// MFlags go into every header this node sends; package failover sets
+	// MFlagPaused while this master holds writes for a manual failover.
+	MFlags uint8
 
 	order        []NodeID         // Nodes in insertion order: deterministic iteration
 	banned       map[NodeID]int64 // FORGET: id -> until
 	dirty        bool             // config changed since the last Persist
+	synced       [2]uint64        // current and own config epoch at the last synced Persist, +1
 	out          []Output
 	now          int64
 	running      bool
@@ -192,11 +196,40 @@ func (s *State) emit(o Output) {
 	switch o.(type) {
 	case *Send, *Broadcast:
 		if s.dirty {
-			s.out = append(s.out, &Persist{})
+			s.out = append(s.out, s.persist())
 			s.dirty = false
 		}
 	}
 	s.out = append(s.out, o)
+}
+
+// Unsaved is for a command that saves the config before it replies,
+// outside the Persist outputs: it returns nil when nothing changed since
+// the last Persist, or the Persist to carry out now.
+func (s *State) Unsaved() *Persist {
+	if !s.dirty {
+		return nil
+	}
+	s.dirty = false
+	return s.persist()
+}
+
+// Saved is Unsaved for a write the caller makes anyway: it reports whether
+// the write must be synced.
+func (s *State) Saved() bool {
+	s.dirty = false
+	return s.persist().Sync
+}
+
+// persist makes a Persist, synced when an epoch changed since the last
+// synced one (or none was synced yet).
+func (s *State) persist() *Persist {
+	now := [2]uint64{s.CurrentEpoch + 1, s.Myself.ConfigEpoch + 1}
+	if now == s.synced {
+		return &Persist{}
+	}
+	s.synced = now
+	return &Persist{Sync: true}
 }
 
 func (s *State) event(k EventKind, id NodeID, detail string) {
@@ -206,7 +239,7 @@ func (s *State) event(k EventKind, id NodeID, detail string) {
 // flush ends a call: a pending config change gets its Persist.
 func (s *State) flush() []Output {
 	if s.dirty {
-		s.out = append(s.out, &Persist{})
+		s.out = append(s.out, s.persist())
 		s.dirty = false
 	}
 	o := s.out
@@ -245,6 +278,7 @@ func (s *State) header() Header {
 		CPort:        me.CPort,
 		Hostname:     me.Hostname,
 		State:        s.Status,
+		MFlags:       s.MFlags,
 	}
 	if m := s.myMaster(); m != nil {
 		h.ConfigEpoch = m.ConfigEpoch
@@ -428,14 +462,25 @@ func (s *State) Tick(now int64) []Output {
 			n.Connected = false
 			s.ping(n, t)
 		}
-		if n.PingSent == 0 {
-			continue
+		// A node is PFAIL once neither we nor anyone gossiping to us has
+		// heard from it for the node timeout. Redis also waits until our
+		// own last ping is that old, which adds up to half a node timeout;
+		// but a live node's last pong is never older than half a timeout
+		// (we ping it then, unless others report fresher pongs), so
+		// silence alone is as safe and comes sooner.
+		heard := lastHeard(n)
+		if heard == 0 {
+			if n.PingSent == 0 {
+				continue
+			}
+			heard = n.PingSent
 		}
-		delay := min(now-n.PingSent, now-n.DataReceived)
+		delay := now - heard
 		if delay > timeout && n.Flags&(FlagPFail|FlagFail) == 0 {
 			n.Flags |= FlagPFail
 			s.event(EventPFail, n.ID, "no reply for "+strconv.FormatInt(delay, 10)+" ms")
 			s.markFailingIfNeeded(n)
+			s.spreadReport(n)
 		}
 	}
 	if now-s.lastRandom >= randomPingInterval {
@@ -461,6 +506,25 @@ func (s *State) randomPing() {
 	}
 	if best != nil {
 		s.ping(best, TypePing)
+	}
+}
+
+// spreadReport tells the other slot-owning masters at once that n is PFAIL
+// here (every heartbeat gossips the PFAIL nodes), instead of waiting for the
+// next scheduled pings: only their reports count toward FAIL, and FAIL is
+// what lets a replica of n start its election.
+func (s *State) spreadReport(n *Node) {
+	me := s.Myself
+	if !me.IsMaster() || me.NumSlots == 0 || n.Flags&FlagFail != 0 {
+		return
+	}
+	for _, id := range s.order {
+		o := s.Nodes[id]
+		if o == me || o == n || !o.IsMaster() || o.NumSlots == 0 || o.Failing() ||
+			o.Flags&(FlagHandshake|FlagNoAddr) != 0 {
+			continue
+		}
+		s.ping(o, TypePing)
 	}
 }
 
@@ -517,6 +581,21 @@ func (s *State) clearFailureIfNeeded(n *Node) {
 	}
 }
 
+// silent reports a node we have heard nothing from for longer than the
+// node timeout, whether or not a ping to it is pending yet. A master that
+// cannot hear a majority stops serving at once: the majority needs that
+// long and more (PFAIL, FAIL agreement, the election delay) to replace it,
+// so the minority stops taking writes before its slots move. (Redis waits
+// for PFAIL, which may come half a node timeout later.)
+func (s *State) silent(n *Node) bool {
+	h := lastHeard(n)
+	return h != 0 && s.now-h > s.Cfg.NodeTimeout
+}
+
+// lastHeard is the last sign of life of n: a message from it, or a pong
+// from it that we or another node received (gossip).
+func lastHeard(n *Node) int64 { return max(n.DataReceived, n.PongReceived) }
+
 // updateState computes cluster_state.
 func (s *State) updateState() {
 	me := s.Myself
@@ -534,7 +613,7 @@ func (s *State) updateState() {
 		if n.Flags&FlagFail == 0 {
 			covered += n.NumSlots
 		}
-		if n == me || !n.Failing() {
+		if n == me || !n.Failing() && !s.silent(n) {
 			reachable++
 		}
 	}
@@ -592,6 +671,7 @@ func (s *State) Step(now int64, from NodeID, m Message) []Output {
 			s.dirty = true
 		}
 		sender.ReplOffset = h.ReplOffset
+		sender.MFlags = h.MFlags
 	}
 	heartbeat := t == TypePing || t == TypePong || t == TypeMeet
 	if t == TypeMeet && sender == nil && !s.isBanned(h.Sender) && ValidID(string(h.Sender)) && h.IP != "" {
@@ -724,6 +804,7 @@ func (s *State) updateSender(n *Node, h *Header, heartbeat bool) {
 		return
 	}
 	if n.Slots != h.Slots {
+		s.dropUnclaimed(n, &h.Slots)
 		s.updateSlotsConfigWith(n, h.ConfigEpoch, &h.Slots)
 		// Any slot it still claims whose owner has a newer epoch is a stale
 		// claim: tell the sender who owns it (one UPDATE per message).
@@ -749,6 +830,23 @@ func (s *State) updateSender(n *Node, h *Header, heartbeat bool) {
 		me.ConfigEpoch = s.CurrentEpoch
 		s.dirty = true
 		s.event(EventEpochCollision, n.ID, "took config epoch "+strconv.FormatUint(me.ConfigEpoch, 10))
+	}
+}
+
+// dropUnclaimed frees the slots our view gives to master n that its own
+// heartbeat no longer claims. Without it a node that restarts with an old
+// view keeps n as the owner of slots n lost long ago, now under n's newer
+// config epoch, so the real owner's (older) claim never wins them back and
+// no UPDATE corrects it (found by failover's random schedules).
+func (s *State) dropUnclaimed(n *Node, claimed *slots.Bitmap) {
+	for j := 0; j < slots.Count && n.NumSlots > 0; j++ {
+		if n.Slots[j>>3] == 0 {
+			j += 7 - j&7
+			continue
+		}
+		if n.Slots.Has(j) && !claimed.Has(j) {
+			s.unassignSlot(j)
+		}
 	}
 }
 

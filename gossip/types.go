@@ -156,6 +156,9 @@ type Node struct {
 	FailTime    int64 // when this node was marked FAIL
 	Created     int64 // when the node entered our table (handshake timeout)
 	VotedTime   int64 // last time we voted for a replica of this master (failover)
+	// MFlags are the manual-failover flags of the node's last message
+	// (MFlagPaused: a master paused for its replica's manual failover).
+	MFlags uint8
 }
 
 // IsMaster reports the master flag.

@@ -99,6 +99,9 @@ type Client struct {
 	keySlots []int
 	// prop collects what the running call propagates (feed.go).
 	prop propBuf
+	// propEnd is the feed offset after this client's last propagated
+	// write; propDone the one its replies last waited for (aof.go).
+	propEnd, propDone int64
 }
 
 type queued struct {

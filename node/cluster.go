@@ -18,6 +18,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/slotd/slotd/failover"
 	"github.com/slotd/slotd/gossip"
 	"github.com/slotd/slotd/node/bus"
 	"github.com/slotd/slotd/slots"
@@ -38,6 +39,11 @@ type clusterNode struct {
 	file string
 	lock *os.File
 
+	// fo is the failover machine riding on st (same goroutine); hooks
+	// carry out its replication-side decisions (cluster_failover.go).
+	fo    *failover.Machine
+	hooks FailoverHooks
+
 	frames chan []byte
 	cmds   chan func()
 	done   chan struct{}
@@ -48,6 +54,8 @@ type clusterNode struct {
 	// lastSig is the signature of the view the current Route was built
 	// from (loop goroutine only).
 	lastSig uint64
+	// now is the time of the Step or Tick being carried out (loop only).
+	now int64
 	// info is CLUSTER INFO's text, rebuilt with the routing snapshot so
 	// that INFO does not wait for the loop.
 	info atomic.Pointer[string]
@@ -103,7 +111,7 @@ func (s *Server) startCluster() error {
 		cn.st = st
 	case err == nil || errors.Is(err, os.ErrNotExist):
 		cn.st = gossip.NewState(gcfg, gossip.RandomID(gcfg.Rand), ip, aport, acport)
-		if err := cn.persist(); err != nil {
+		if err := cn.persist(cn.st.Saved()); err != nil {
 			cn.unlock()
 			return err
 		}
@@ -133,6 +141,7 @@ func (s *Server) startCluster() error {
 		cn.unlock()
 		return err
 	}
+	cn.startFailover()
 	s.cl = cn
 	s.Cfg.OnChange(cn.configChanged)
 	cn.publish()
@@ -148,6 +157,9 @@ func (s *Server) startCluster() error {
 // configChanged applies CONFIG SET of the directives the state machine
 // reads (routing reads cluster-allow-reads-when-down at each publish).
 func (cn *clusterNode) configChanged(name string) {
+	if cn.failoverConfigChanged(name) {
+		return
+	}
 	switch name {
 	case "cluster-require-full-coverage", "cluster-node-timeout", "cluster-allow-reads-when-down", "cluster-preferred-endpoint-type":
 	default:
@@ -216,13 +228,41 @@ func (cn *clusterNode) unlock() {
 	}
 }
 
+// rewrite overwrites the config file in place, as redis-server writes
+// nodes.conf when it does not fsync: two system calls instead of a new
+// file, a rename and two directory operations. New content shorter than
+// the file is padded with newlines (blank lines, which the parser skips)
+// before the file is truncated, so that a process killed between the two
+// calls leaves a valid file. Used only for writes that need no fsync.
+func (cn *clusterNode) rewrite(data []byte) error {
+	fi, err := cn.lock.Stat()
+	if err != nil {
+		return err
+	}
+	n := len(data)
+	for int64(len(data)) < fi.Size() {
+		data = append(data, '\n')
+	}
+	if _, err := cn.lock.WriteAt(data, 0); err != nil {
+		return err
+	}
+	if int64(n) < fi.Size() {
+		return cn.lock.Truncate(int64(n))
+	}
+	return nil
+}
+
 // persist writes the config atomically: a temporary file, fsync, rename,
-// and an fsync of the directory. The lock is on the inode that the rename
-// replaces, so it is taken again on the new file.
-func (cn *clusterNode) persist() error {
+// and an fsync of the directory (the fsyncs only when sync is set). The
+// lock is on the inode that the rename replaces, so it is taken again on
+// the new file.
+func (cn *clusterNode) persist(sync bool) error {
 	data := gossip.FormatNodesConf(cn.st)
+	if !sync && cn.lock != nil {
+		return cn.rewrite(data)
+	}
 	tmp := cn.file + ".tmp-" + strconv.Itoa(os.Getpid())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
@@ -236,18 +276,22 @@ func (cn *clusterNode) persist() error {
 		os.Remove(tmp)
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return err
+		}
 	}
 	if err := os.Rename(tmp, cn.file); err != nil {
 		f.Close()
 		os.Remove(tmp)
 		return err
 	}
-	if d, err := os.Open(filepath.Dir(cn.file)); err == nil {
+	if d, err := os.Open(filepath.Dir(cn.file)); sync && err == nil {
 		d.Sync()
+		d.Close()
+	} else if err == nil {
 		d.Close()
 	}
 	old := cn.lock
@@ -282,20 +326,23 @@ func (cn *clusterNode) loop() {
 					cn.badFrames.Add(1)
 					break
 				}
-				cn.apply(cn.st.Step(time.Now().UnixMilli(), m.Hdr().Sender, m))
+				cn.now = time.Now().UnixMilli()
+				cn.apply(cn.st.Step(cn.now, m.Hdr().Sender, m))
 				f = rest
 			}
+			cn.failoverProgress()
 			cn.publishIfChanged()
 		case <-t.C:
-			cn.st.SetReplOffset(cn.s.ReplOffset())
+			cn.now = time.Now().UnixMilli()
+			cn.st.SetReplOffset(cn.hooks.ReplOffset())
 			cn.syncReplication()
-			cn.apply(cn.st.Tick(time.Now().UnixMilli()))
+			cn.apply(cn.st.Tick(cn.now))
+			cn.failoverTick(cn.now)
 			cn.publishIfChanged()
 			info := cn.infoText()
 			cn.info.Store(&info)
 		case fn := <-cn.cmds:
 			fn()
-			cn.publish()
 		}
 	}
 }
@@ -355,11 +402,15 @@ func openSlotHash(slot int, id gossip.NodeID) uint64 {
 	return h.Sum64()
 }
 
-// do runs fn on the loop goroutine and waits for it.
+// do runs fn on the loop goroutine and waits for it. The routing snapshot
+// is republished before do returns, so that a client that got the reply of
+// a CLUSTER command (SETSLOT IMPORTING, say) and tells another node about it
+// cannot have that node's next request (a RESTORE-ASKING) routed by the
+// old snapshot.
 func (cn *clusterNode) do(fn func()) {
 	done := make(chan struct{})
 	select {
-	case cn.cmds <- func() { fn(); close(done) }:
+	case cn.cmds <- func() { fn(); cn.publish(); close(done) }:
 		<-done
 	case <-cn.done:
 	}
@@ -377,7 +428,7 @@ func (cn *clusterNode) apply(outs []gossip.Output) {
 				cn.send(p.Addr, frame)
 			}
 		case *gossip.Persist:
-			if err := cn.persist(); err != nil {
+			if err := cn.persist(o.Sync); err != nil {
 				cn.log.Error("cannot write the cluster config", zap.Error(err))
 			}
 		case *gossip.Event:
@@ -390,7 +441,10 @@ func (cn *clusterNode) apply(outs []gossip.Output) {
 			cn.dropSlots(o.Slots)
 		case *gossip.RoleChanged:
 			cn.log.Info("role changed", zap.String("master", string(o.Master)))
+			cn.follow(o.Master)
 			cn.syncReplication()
+		case *gossip.Forward:
+			cn.applyFailover(cn.now, cn.fo.Step(cn.now, cn.st, o))
 		}
 	}
 }
@@ -452,10 +506,17 @@ func (cn *clusterNode) publish() {
 	if st.Myself.IsReplica() && st.Myself.Master != "" {
 		r.MyMaster = add(st.Myself.Master)
 	}
+	// Owners come in long runs of slots: look a node up once per run.
+	var runID gossip.NodeID
+	var runIdx int16
 	for slot, id := range st.Owner {
-		if id != "" {
-			r.Owner[slot] = add(id)
+		if id == "" {
+			continue
 		}
+		if id != runID || runID == "" {
+			runID, runIdx = id, add(id)
+		}
+		r.Owner[slot] = runIdx
 	}
 	if len(st.Migrating) > 0 {
 		r.Migrating = map[int]int16{}
@@ -506,17 +567,16 @@ func (cn *clusterNode) close() {
 func (cn *clusterNode) infoText() string {
 	st := cn.st
 	assigned, pfail, fail := 0, 0, 0
-	for _, id := range st.Owner {
-		if id == "" {
+	// Owner always agrees with the owners' slot counts: count by node.
+	for _, n := range st.Nodes {
+		if n.NumSlots == 0 {
 			continue
 		}
-		assigned++
-		if n := st.Nodes[id]; n != nil {
-			if n.Flags&gossip.FlagFail != 0 {
-				fail++
-			} else if n.Flags&gossip.FlagPFail != 0 {
-				pfail++
-			}
+		assigned += n.NumSlots
+		if n.Flags&gossip.FlagFail != 0 {
+			fail += n.NumSlots
+		} else if n.Flags&gossip.FlagPFail != 0 {
+			pfail += n.NumSlots
 		}
 	}
 	size := 0

@@ -38,6 +38,7 @@ func registerCluster(t Table) {
 		"count-failure-reports": cmdClusterCountFailureReports,
 		"links":                 cmdClusterLinks,
 		"replicate":             cmdClusterReplicate,
+		"failover":              cmdClusterFailover,
 		"replicas":              cmdClusterReplicas,
 		"slaves":                cmdClusterReplicas,
 		"help":                  cmdClusterHelp,

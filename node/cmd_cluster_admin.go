@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/slotd/slotd/failover"
 	"github.com/slotd/slotd/gossip"
 	"github.com/slotd/slotd/slots"
 )
@@ -225,9 +226,11 @@ func cmdClusterSetSlot(x *Ctx) {
 			}
 			cn.apply(outs)
 		}
-		if err := cn.persist(); err != nil {
-			x.W.Error("ERR error saving the cluster node config: " + err.Error())
-			return
+		if p := st.Unsaved(); p != nil {
+			if err := cn.persist(p.Sync); err != nil {
+				x.W.Error("ERR error saving the cluster node config: " + err.Error())
+				return
+			}
 		}
 		x.W.OK()
 	})
@@ -424,7 +427,7 @@ func cmdClusterReset(x *Ctx) {
 			return
 		}
 		cn.apply(st.Reset(now, hard))
-		if err := cn.persist(); err != nil {
+		if err := cn.persist(st.Saved()); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
@@ -434,7 +437,8 @@ func cmdClusterReset(x *Ctx) {
 
 func cmdClusterSaveConfig(x *Ctx) {
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
-		if err := cn.persist(); err != nil {
+		st.Saved()
+		if err := cn.persist(true); err != nil {
 			x.W.Error("ERR error saving the cluster node config: " + err.Error())
 			return
 		}
@@ -544,6 +548,38 @@ func cmdClusterReplicate(x *Ctx) {
 	})
 }
 
+// cmdClusterFailover is CLUSTER FAILOVER [FORCE|TAKEOVER], run on a replica.
+func cmdClusterFailover(x *Ctx) {
+	if !clusterOnly(x) {
+		return
+	}
+	if len(x.Args) > 3 {
+		subcommandError(x)
+		return
+	}
+	mode := failover.ModeDefault
+	if len(x.Args) == 3 {
+		switch strings.ToLower(x.Arg(2)) {
+		case "force":
+			mode = failover.ModeForce
+		case "takeover":
+			mode = failover.ModeTakeover
+		default:
+			x.W.Error(ErrSyntax)
+			return
+		}
+	}
+	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
+		outs, err := cn.fo.Manual(now, st, mode)
+		if err != nil {
+			x.W.Error(err.Error())
+			return
+		}
+		cn.applyFailover(now, outs)
+		x.W.OK()
+	})
+}
+
 func cmdClusterReplicas(x *Ctx) {
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
 		n := st.Nodes[gossip.NodeID(x.Arg(2))]
@@ -587,6 +623,9 @@ func cmdClusterHelp(x *Ctx) {
 		"    Drop a node from this node's view (and ban it for 60 seconds).",
 		"REPLICATE <id>",
 		"    Become a replica of the master <id>.",
+		"FAILOVER [FORCE|TAKEOVER]",
+		"    Promote this replica: after catching up with its master (default), without",
+		"    waiting for the master (FORCE), or without an election (TAKEOVER).",
 		"REPLICAS <id> | SLAVES <id>",
 		"    The CLUSTER NODES lines of the replicas of <id>.",
 		"NODES | SLOTS | SHARDS | INFO | MYID | LINKS",

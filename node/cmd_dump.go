@@ -112,15 +112,30 @@ func cmdRestore(x *Ctx) {
 	}
 	if ttl > 0 && ttl <= x.Now {
 		// Already expired: the key is gone (it was deleted above when it
-		// existed), and the reply is still OK.
-		_ = deleted
+		// existed), and the reply is still OK. Replicas and the AOF get
+		// the deletion.
+		if deleted {
+			x.Propagate(delArg, key)
+		} else {
+			x.NoPropagate()
+		}
 		x.W.OK()
 		return
 	}
 	x.PutWithExpire(key, e, ttl)
 	x.S.setAccess(e, freq, idle)
+	if ttl > 0 && !absTTL {
+		// A relative TTL is propagated as the absolute time it came to,
+		// with ABSTTL, as redis-server does.
+		args := make([][]byte, 0, len(x.Args)+1)
+		args = append(args, x.Args...)
+		args[2] = FormatInt(ttl)
+		x.Propagate(append(args, absttlArg)...)
+	}
 	x.W.OK()
 }
+
+var absttlArg = []byte("ABSTTL")
 
 // setAccess applies RESTORE's FREQ (under an LFU policy) or IDLETIME
 // (otherwise) to a new entry; the other option is ignored, as

@@ -95,13 +95,25 @@ func cmdExpire(x *Ctx) {
 	}
 	if when <= x.Now {
 		x.Del(key)
+		// Replicas and the AOF delete the key rather than replay a time
+		// that has passed here but may not have there.
+		x.Propagate(delArg, key)
 		x.W.Int(1)
 		return
 	}
 	x.SetExpire(key, e, when)
 	x.Modified(key)
+	if name != "pexpireat" {
+		// A relative or seconds time is propagated as the absolute ms
+		// time it came to, options kept, as redis-server does.
+		args := make([][]byte, 0, len(x.Args))
+		args = append(args, pexpireatArg, key, FormatInt(when))
+		x.Propagate(append(args, x.Args[3:]...)...)
+	}
 	x.W.Int(1)
 }
+
+var pexpireatArg = []byte("PEXPIREAT")
 
 // cmdTTL serves TTL, PTTL, EXPIRETIME and PEXPIRETIME: -2 for a missing
 // key, -1 for one without a TTL. Seconds are rounded to the nearest.

@@ -316,8 +316,13 @@ func cmdHIncrByFloat(x *Ctx) {
 	s := string(formatLongDoubleHuman(&sum))
 	h.SetString(field, s)
 	hashWritten(x, key, e, created)
+	// The result, not the increment, so that a replay cannot round
+	// differently.
+	x.Propagate(hsetArg, key, field, []byte(s))
 	x.W.BulkString(s)
 }
+
+var hsetArg = []byte("HSET")
 
 func cmdHRandField(x *Ctx) {
 	args := x.Args

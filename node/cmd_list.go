@@ -586,6 +586,12 @@ func cmdLMPop(x *Ctx) {
 		if e == nil {
 			continue
 		}
+		// Propagated as LPOP/RPOP with the number popped.
+		pop := rpopArg
+		if front {
+			pop = lpopArg
+		}
+		x.Propagate(pop, key, FormatInt(min(count, int64(listOf(e).Len()))))
 		x.W.Array(2)
 		x.W.Bulk(key)
 		popN(x, key, e, front, count)
@@ -593,3 +599,8 @@ func cmdLMPop(x *Ctx) {
 	}
 	x.W.NullArray()
 }
+
+var (
+	lpopArg = []byte("LPOP")
+	rpopArg = []byte("RPOP")
+)

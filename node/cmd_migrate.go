@@ -341,6 +341,7 @@ func cmdMigrate(x *Ctx) {
 		targetErr := false
 		socketErr := false
 		var j int
+		dels := [][]byte{delArg}
 		for j = 0; j < len(sent); j++ {
 			line, err := mc.readLine(timeout)
 			if err != nil {
@@ -362,9 +363,15 @@ func cmdMigrate(x *Ctx) {
 				}
 				continue
 			}
-			if !copyOnly {
-				x.Del(sent[j].key)
+			if !copyOnly && x.Del(sent[j].key) {
+				dels = append(dels, sent[j].key)
 			}
+		}
+		if len(dels) > 1 {
+			// Replicas and the AOF delete what moved; they do not migrate.
+			x.Propagate(dels...)
+		} else {
+			x.NoPropagate()
 		}
 		if !targetErr && socketErr && j == 0 && mayRetry && !isTimeout(ioErr) {
 			mc.conn.Close()

@@ -31,6 +31,7 @@ func registerServer(t Table) {
 	t.Add(&Command{Name: "lastsave", Arity: 1, Flags: FlagLoading | FlagStale | FlagFast, ACL: []string{"admin", "fast", "dangerous"}, Tips: []string{"nondeterministic_output"}, Handler: cmdLastSave})
 	t.Add(&Command{Name: "shutdown", Arity: -1, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale | FlagNoMulti | FlagAllowBusy, ACL: adminACL, Handler: cmdShutdown})
 	t.Add(&Command{Name: "debug", Arity: -2, Flags: FlagAdmin | FlagNoScript | FlagLoading | FlagStale, ACL: adminACL, Lock: LockAll, Handler: cmdDebug})
+	t.Add(&Command{Name: "bgrewriteaof", Arity: 1, Flags: FlagAdmin | FlagNoScript | FlagNoAsyncLoading, ACL: adminACL, Lock: LockSelf, Handler: cmdBgrewriteaof})
 	registerInfo(t)
 	registerSlowlog(t)
 	registerLatency(t)

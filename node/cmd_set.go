@@ -223,9 +223,14 @@ func cmdSPop(x *Ctx) {
 	}
 	s := e.Obj().(*keyspace.Set)
 	var buf [24]byte
+	// The members popped at random are propagated as SREM (the whole set
+	// as DEL), so that a replay removes the same ones.
+	feedOn := x.S.feed.on.Load()
 	if count < 0 {
 		i := s.RandomIndex()
-		x.W.Bulk(s.At(i, buf[:]))
+		m := s.At(i, buf[:])
+		x.W.Bulk(m)
+		x.Propagate(sremArg, key, m)
 		s.RemoveAt(i)
 	} else {
 		if count == 0 {
@@ -235,14 +240,31 @@ func cmdSPop(x *Ctx) {
 		if count >= int64(s.Len()) {
 			replySet(x, s)
 			x.Del(key)
+			x.Propagate(delArg, key)
 			return
 		}
 		x.W.Set(int(count))
+		var prop [][]byte
 		for ; count > 0; count-- {
 			i := s.RandomIndex()
-			x.W.Bulk(s.At(i, buf[:]))
+			m := s.At(i, buf[:])
+			x.W.Bulk(m)
+			if feedOn {
+				if len(prop) == 0 {
+					prop = append(prop, sremArg, key)
+				}
+				prop = append(prop, append([]byte(nil), m...))
+				if len(prop) == 2+spopBatch {
+					x.Propagate(prop...)
+					prop = prop[:0]
+				}
+			}
 			s.RemoveAt(i)
 		}
+		if len(prop) > 0 {
+			x.Propagate(prop...)
+		}
+		x.NoPropagate()
 	}
 	if s.Len() == 0 {
 		x.Del(key)
@@ -250,6 +272,12 @@ func cmdSPop(x *Ctx) {
 		x.Modified(key)
 	}
 }
+
+var sremArg = []byte("SREM")
+
+// spopBatch is how many members one propagated SREM removes, as in
+// redis-server: a large SPOP becomes several SREMs inside MULTI/EXEC.
+const spopBatch = 1024
 
 func cmdSRandMember(x *Ctx) {
 	if len(x.Args) > 3 {

@@ -228,7 +228,9 @@ func cmdSet(x *Ctx) {
 	}
 	if expire != 0 && expire <= x.Now {
 		// Already expired: the key is deleted, as redis-server does.
-		x.Del(key)
+		if x.Del(key) {
+			x.Propagate(delArg, key)
+		}
 		if flags&setGet == 0 {
 			x.W.OK()
 		}
@@ -238,10 +240,30 @@ func cmdSet(x *Ctx) {
 		expire = x.DB.ExpireOf(slot, key, old)
 	}
 	x.setString(slot, key, old, val, expire)
+	switch {
+	case expIdx != 0 && flags&setPXAT == 0:
+		// EX, PX and EXAT propagate as the absolute time in ms.
+		x.Propagate(setArg, key, val, pxatArg, FormatInt(expire))
+	case flags&setGet != 0 && expIdx == 0:
+		// GET changes nothing on a replica: propagated without it.
+		prop := make([][]byte, 0, len(args))
+		for i, a := range args {
+			if i < 3 || !strings.EqualFold(string(a), "get") {
+				prop = append(prop, a)
+			}
+		}
+		x.Propagate(prop...)
+	}
 	if flags&setGet == 0 {
 		x.W.OK()
 	}
 }
+
+var (
+	setArg     = []byte("SET")
+	pxatArg    = []byte("PXAT")
+	keepTTLArg = []byte("KEEPTTL")
+)
 
 // setString stores val under key (old is the current entry or nil) with
 // the given absolute expiry (0: none), reusing old's buffer when it fits
@@ -287,6 +309,7 @@ func cmdSetEX(x *Ctx) {
 	key := x.Args[1]
 	slot := x.Slot(key)
 	x.setString(slot, key, x.DB.Lookup(slot, key, x.Now), x.Args[3], expire)
+	x.Propagate(setArg, key, x.Args[3], pxatArg, FormatInt(expire))
 	x.W.OK()
 }
 
@@ -314,12 +337,15 @@ func cmdGetEX(x *Ctx) {
 	switch {
 	case expIdx != 0 && expire <= x.Now:
 		x.Del(key)
+		x.Propagate(delArg, key)
 	case expIdx != 0:
 		x.SetExpire(key, e, expire)
 		x.Modified(key)
+		x.Propagate(pexpireatArg, key, FormatInt(expire))
 	case flags&setPersist != 0 && e.HasTTL():
 		x.SetExpire(key, e, 0)
 		x.Modified(key)
+		x.Propagate(persistArg, key)
 	}
 }
 
@@ -335,7 +361,10 @@ func cmdGetDel(x *Ctx) {
 	}
 	x.W.Bulk(e.Bytes())
 	x.Del(key)
+	x.Propagate(delArg, key)
 }
+
+var persistArg = []byte("PERSIST")
 
 func cmdGetSet(x *Ctx) {
 	key := x.Args[1]
@@ -479,6 +508,9 @@ func cmdIncrByFloat(x *Ctx) {
 		e.Raw, e.NoInt = false, true
 		x.Modified(key)
 	}
+	// The result, not the increment, so that a replay cannot round
+	// differently; KEEPTTL keeps the key's TTL as the increment did.
+	x.Propagate(setArg, key, out, keepTTLArg)
 	x.W.Bulk(out)
 }
 

@@ -880,6 +880,12 @@ func cmdZMPop(x *Ctx) {
 			continue
 		}
 		n := int(min(count, int64(z.Len())))
+		// Propagated as ZPOPMIN/ZPOPMAX with the number popped.
+		pop := zpopminArg
+		if popMax {
+			pop = zpopmaxArg
+		}
+		x.Propagate(pop, key, FormatInt(int64(n)))
 		x.W.Array(2)
 		x.W.Bulk(key)
 		x.W.Array(n)
@@ -894,6 +900,11 @@ func cmdZMPop(x *Ctx) {
 	}
 	x.W.NullArray()
 }
+
+var (
+	zpopminArg = []byte("ZPOPMIN")
+	zpopmaxArg = []byte("ZPOPMAX")
+)
 
 func cmdZRandMember(x *Ctx) {
 	args := x.Args

@@ -73,6 +73,12 @@ func (s *Server) dispatch(c *Client, args [][]byte) {
 		s.reject(c, cmd, errMisconf)
 		return
 	}
+	if s.aof.writeErr.Load() && (cmd.Flags&FlagWrite != 0 || cmd.Name == "ping") {
+		if msg := s.aofDenyWrites(); msg != "" {
+			s.reject(c, cmd, msg)
+			return
+		}
+	}
 	if s.pause.Load() != 0 {
 		s.holdWhilePaused(c, cmd)
 	}
@@ -198,7 +204,9 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 		s.run(x)
 		if s.feed.on.Load() {
 			x.propagateCall(mods)
-			c.prop.flush(s.feed)
+			if end := c.prop.flush(s.feed); end != 0 {
+				c.propEnd = end
+			}
 		}
 		x.propCustom = false
 	}

@@ -165,7 +165,8 @@ func (f *feed) pumpLocked() {
 // appendBlock appends a block of commands encoded by a propBuf, all run in
 // database db (the block itself SELECTs if a command in it changed the
 // database, and leaves the stream in database last).
-func (f *feed) appendBlock(db, last int, block []byte) {
+// It returns the offset after the block.
+func (f *feed) appendBlock(db, last int, block []byte) int64 {
 	f.mu.Lock()
 	was := len(f.buf)
 	n := len(f.buf)
@@ -175,6 +176,7 @@ func (f *feed) appendBlock(db, last int, block []byte) {
 	f.buf = append(f.buf, block...)
 	f.db = last
 	f.off += int64(len(f.buf) - n)
+	end := f.off
 	f.mu.Unlock()
 	if was == 0 {
 		select {
@@ -182,6 +184,7 @@ func (f *feed) appendBlock(db, last int, block []byte) {
 		default:
 		}
 	}
+	return end
 }
 
 // appendCommand appends one command run in database db.
@@ -268,21 +271,23 @@ var (
 )
 
 // flush appends the collected block to f, inside MULTI/EXEC when it holds
-// more than one command, and empties p.
-func (p *propBuf) flush(f *feed) {
+// more than one command, and empties p. It returns the feed offset after
+// the block, 0 when there was nothing to append.
+func (p *propBuf) flush(f *feed) (end int64) {
 	switch {
 	case p.n == 0:
-		return
+		return 0
 	case p.n == 1:
-		f.appendBlock(p.first, p.last, p.b)
+		end = f.appendBlock(p.first, p.last, p.b)
 	default:
 		var block []byte
 		block = appendCommand(block, multiArgs...)
 		block = append(block, p.b...)
 		block = appendCommand(block, execArgs...)
-		f.appendBlock(p.first, p.last, block)
+		end = f.appendBlock(p.first, p.last, block)
 	}
 	p.reset()
+	return end
 }
 
 // Propagate replaces what the running command propagates (by default its
@@ -320,3 +325,13 @@ func (s *Server) propagateExpired(db, slot int, key string) {
 }
 
 var delArg = []byte("DEL")
+
+// withSinks runs fn once everything appended so far has been delivered,
+// with no delivery running, so that fn may switch a sink's output at an
+// exact point of the stream (the AOF's move to a new file).
+func (f *feed) withSinks(fn func()) {
+	f.sinkMu.Lock()
+	defer f.sinkMu.Unlock()
+	f.pumpLocked()
+	fn()
+}

@@ -250,7 +250,7 @@ func (s *Server) persistCron(now time.Time) {
 	running, scheduled, lastTry := p.bg != nil, p.scheduled, p.lastTry
 	lastSave := s.ext.lastSave.Load()
 	p.mu.Unlock()
-	if running {
+	if running || s.aof.rewriting.Load() {
 		return
 	}
 	retryOK := p.lastOK.Load() || now.Sub(lastTry) > bgsaveRetryDelay
@@ -298,8 +298,8 @@ func (s *Server) loadDataAtStart() error {
 // LoadData loads the node's data from disk before it serves clients.
 func (s *Server) LoadData() error {
 	if s.Cfg.Bool("appendonly") {
-		// The AOF loader decides (it wins over the RDB when enabled).
-		return nil
+		// The AOF wins over the RDB when enabled (aof.go).
+		return s.loadAOFAtStart()
 	}
 	return s.loadDataAtStart()
 }
@@ -363,6 +363,18 @@ func cmdBgsave(x *Ctx) {
 	}
 	if s.bgsaveRunning() {
 		x.W.Error(errBgsaveInProgress)
+		return
+	}
+	if s.aof.rewriting.Load() {
+		// One background job at a time, as redis-server's one child.
+		if len(x.Args) == 1 {
+			x.W.Error("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+			return
+		}
+		s.rdb.mu.Lock()
+		s.rdb.scheduled = true
+		s.rdb.mu.Unlock()
+		x.W.Simple("Background saving scheduled")
 		return
 	}
 	if !x.selfLock {

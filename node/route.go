@@ -140,6 +140,12 @@ func (s *Server) routeCheck(r *Route, c *Client, calls []queued, locked bool) st
 			return ErrClusterDownR
 		}
 	}
+	// MIGRATE runs here whatever its keys while the slot is open
+	// (migrating or importing), so that keys can be moved freely between
+	// the nodes involved (redis-cli --cluster fix relies on it).
+	if (migrating || importing) && len(calls) == 1 && calls[0].cmd.Name == "migrate" {
+		return ""
+	}
 	if migrating && missing > 0 {
 		if existing > 0 {
 			return ErrTryAgain

@@ -73,6 +73,8 @@ type Server struct {
 
 	// ext is the state of the server commands (info.go).
 	ext serverExt
+	// aof is the append-only file (aof.go).
+	aof aofState
 	// rdb is the snapshot persistence state (persist.go).
 	rdb rdbState
 
@@ -119,6 +121,7 @@ func New(cfg *config.Config, log *zap.Logger) *Server {
 	cfg.OnChange(s.applyConfig)
 	s.initServerCmds()
 	s.initRepl()
+	s.initAOF()
 	s.initPersist()
 	s.lru.Store(uint32(time.Now().Unix()) & lruMask)
 	return s
@@ -442,6 +445,13 @@ func (s *Server) serveConn(conn net.Conn) {
 // flush writes pending replies; it reports false when the connection is
 // gone.
 func (s *Server) flush(c *Client) bool {
+	if c.propEnd != c.propDone {
+		// The replies of writes wait for the AOF (group commit).
+		c.propDone = c.propEnd
+		if s.aof.waitWrite.Load() {
+			s.aof.waitDurable(c.propEnd)
+		}
+	}
 	if len(c.out.B) == 0 {
 		return true
 	}
@@ -480,6 +490,7 @@ func (s *Server) cron() {
 
 				s.activeExpire(now.UnixMilli(), 25*time.Millisecond)
 			}
+			s.aofCron()
 			s.persistCron(now)
 		}
 	}

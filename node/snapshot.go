@@ -52,6 +52,7 @@ type snapshot struct {
 
 	ctime   int64
 	usedMem int64
+	aofBase bool
 	// dirty is the change counter at the start: a successful save
 	// subtracts it.
 	dirty int64
@@ -145,7 +146,7 @@ func (sn *snapshot) encodeSlot(db *keyspace.DB, slot int, dst []byte) []byte {
 func (sn *snapshot) write(w io.Writer, held bool) error {
 	s := sn.s
 	wr := rdb.NewWriter(w, sn.opt)
-	info := rdb.Info{RedisVer: Version, CTime: sn.ctime, UsedMem: sn.usedMem}
+	info := rdb.Info{RedisVer: Version, CTime: sn.ctime, UsedMem: sn.usedMem, AOFBase: sn.aofBase}
 	if err := wr.Header(info); err != nil {
 		return err
 	}
@@ -237,8 +238,15 @@ func dropSnapshotProc() {
 // the switch to a new AOF file); it must not take slot locks. Several
 // snapshots may run at once.
 func (s *Server) writeSnapshot(w io.Writer, atStart func()) error {
+	return s.writeImage(w, atStart, false)
+}
+
+// writeImage is writeSnapshot; aofBase marks the image as an AOF base
+// (the aof-base auxiliary field), as redis-server does.
+func (s *Server) writeImage(w io.Writer, atStart func(), aofBase bool) error {
 	s.ks.LockAllQuiet()
 	sn := s.beginSnapshot(true)
+	sn.aofBase = aofBase
 	if atStart != nil {
 		atStart()
 	}

@@ -50,6 +50,14 @@ type Hub struct {
 	MaxFrame int
 	// Logf, when set, receives every event (t.Logf).
 	Logf func(format string, args ...any)
+	// AfterTick, when set, runs after member i's Tick outputs were applied:
+	// a state machine riding on the gossip state (package failover) ticks here.
+	AfterTick func(i int)
+	// AfterStep, when set, runs after member i's Step outputs were applied.
+	AfterStep func(i int)
+	// OnOutput, when set, sees every output Apply carries out for member i,
+	// after the hub's own handling (Forward, RoleChanged, ... for package failover).
+	OnOutput func(i int, o gossip.Output)
 
 	rand   *rand.Rand
 	byAddr map[gossip.Addr]*Member
@@ -131,6 +139,9 @@ func (h *Hub) Apply(i int, outs []gossip.Output) {
 		case *gossip.RoleChanged:
 			m.Roles = append(m.Roles, o.Master)
 		}
+		if h.OnOutput != nil {
+			h.OnOutput(i, o)
+		}
 	}
 }
 
@@ -194,6 +205,9 @@ func (h *Hub) RunUntil(d int64, cond func() bool) bool {
 			}
 			h.ticks++
 			h.Apply(m.Index, m.State.Tick(h.Now))
+			if h.AfterTick != nil && !m.Down {
+				h.AfterTick(m.Index)
+			}
 			continue
 		}
 		if m.Down {
@@ -204,6 +218,9 @@ func (h *Hub) RunUntil(d int64, cond func() bool) bool {
 			panic(fmt.Sprintf("hub: own frame does not parse: %v", err))
 		}
 		h.Apply(m.Index, m.State.Step(h.Now, "", msg))
+		if h.AfterStep != nil {
+			h.AfterStep(m.Index)
+		}
 	}
 	h.Now = end
 	return cond != nil && cond()
@@ -219,6 +236,10 @@ func (h *Hub) Partition(groups ...[]int) {
 		}
 	}
 }
+
+// CanReach reports whether frames from member a reach member b now
+// (same partition group; drops and the target being down aside).
+func (h *Hub) CanReach(a, b int) bool { return h.group[a] == h.group[b] }
 
 // Heal removes every partition.
 func (h *Hub) Heal() { clear(h.group) }
