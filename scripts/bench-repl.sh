@@ -40,12 +40,16 @@ REDIS_SERVER=$(command -v redis-server || echo /usr/bin/redis-server)
 
 start() { # kind port -> pid in $started
 	local kind=$1 port=$2
+	# Each server gets an empty directory of its own: a replica's received
+	# RDB must not be loaded by the next server started on that port.
+	rm -rf "$work/$port"
+	mkdir -p "$work/$port"
 	if [ "$kind" = redis ]; then
-		"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+		"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/$port" \
 			--enable-debug-command yes --repl-diskless-sync yes --repl-diskless-sync-delay 0 \
 			--logfile "$work/redis-$port.log" &
 	else
-		"$work/slotd" --port "$port" --bind 127.0.0.1 --dir "$work" --loglevel warning --save '' \
+		"$work/slotd" --port "$port" --bind 127.0.0.1 --dir "$work/$port" --loglevel warning --save '' \
 			--enable-debug-command yes --repl-diskless-sync yes --repl-diskless-sync-delay 0 \
 			>"$work/slotd-$port.log" 2>&1 &
 	fi
