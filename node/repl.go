@@ -195,13 +195,15 @@ func (s *Server) replicaOf(host string, port int) bool {
 			r.shiftReplIDLocked()
 			s.Log.Info("replication: now a master")
 		}
-		s.replicaMode.Store(false)
-		s.ks.KeepExpired.Store(false)
 		hasBacklog := r.backlog != nil
 		r.mu.Unlock()
+		// The backlog takes the feed before keys may expire here: the
+		// DEL of every key this node now expires reaches its replicas.
 		if hasBacklog {
 			s.attachBacklog()
 		}
+		s.replicaMode.Store(false)
+		s.ks.KeepExpired.Store(false)
 		s.updateReplGate()
 		return true
 	}
