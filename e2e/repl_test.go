@@ -149,7 +149,10 @@ func TestReplSlotdPair(t *testing.T) {
 		{"replica paused past the master's repl-timeout", func() {
 			mc.ConfigSet(ctx, "repl-timeout", "1")
 			stopProc(t, r)
-			time.Sleep(2500 * time.Millisecond) // the pause itself is the test
+			// Paused until the master gives up on it.
+			waitUntil(t, 20*time.Second, "master drops the paused replica", func() bool {
+				return replInt(ctx, mc, "replication", "connected_slaves") == 0
+			})
 			syscall.Kill(r.Pid(), syscall.SIGCONT)
 		}},
 	}

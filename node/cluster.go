@@ -470,6 +470,12 @@ func (cn *clusterNode) dropSlots(bm slots.Bitmap) {
 			if !bm.Has(slot) {
 				continue
 			}
+			if cn.s.replicaMode.Load() {
+				// The node became a replica: its data is now its
+				// master's, which replication brings in; dropping here
+				// could delete keys it already received.
+				return
+			}
 			ks.Lock(slot)
 			n := ks.DB(0).FlushSlot(slot)
 			ks.Unlock(slot)

@@ -169,6 +169,17 @@ func (s *Server) replicaOf(host string, port int) bool {
 		r.mu.Unlock()
 		return false
 	}
+	if host != "" && r.masterHost == "" {
+		// A master becoming a replica: refuse writes first, then let the
+		// backlog take the last of its own stream, so that the offset it
+		// asks its new master to continue from covers every write it made.
+		r.mu.Unlock()
+		if s.Cfg.Bool("replica-read-only") {
+			s.replGate.Store(s.replGate.Load() | gateReadOnly)
+		}
+		s.detachBacklog()
+		r.mu.Lock()
+	}
 	r.gen++
 	gen := r.gen
 	if l := r.link; l != nil {
@@ -184,13 +195,15 @@ func (s *Server) replicaOf(host string, port int) bool {
 			r.shiftReplIDLocked()
 			s.Log.Info("replication: now a master")
 		}
-		s.replicaMode.Store(false)
-		s.ks.KeepExpired.Store(false)
 		hasBacklog := r.backlog != nil
 		r.mu.Unlock()
+		// The backlog takes the feed before keys may expire here: the
+		// DEL of every key this node now expires reaches its replicas.
 		if hasBacklog {
 			s.attachBacklog()
 		}
+		s.replicaMode.Store(false)
+		s.ks.KeepExpired.Store(false)
 		s.updateReplGate()
 		return true
 	}

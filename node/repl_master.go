@@ -184,6 +184,11 @@ func (s *Server) attachBacklog() {
 		return
 	}
 	r.sinkOn = true
+	r.mu.Unlock()
+	// Bytes still pending in the feed (another sink's, the AOF's) belong
+	// to the numbering before this point: deliver them first.
+	s.feed.pump()
+	r.mu.Lock()
 	s.feed.setOffset(r.offset)
 	r.mu.Unlock()
 	off := s.feed.attach(backlogSink{s}, s.done)

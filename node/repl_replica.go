@@ -345,6 +345,11 @@ func (s *Server) replicaSession(gen uint64, host string, port int, log *zap.Logg
 			r.ids.ID = f[1]
 		}
 		off := r.offset
+		if r.backlog == nil {
+			// Keep the stream from here, for replicas of this node and
+			// for after a promotion.
+			r.backlog = repl.NewBacklog(int(s.Cfg.Int("repl-backlog-size")), off)
+		}
 		r.mu.Unlock()
 		if len(f) == 2 {
 			s.dropReplicas()
@@ -507,6 +512,11 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 			mc.setClock(time.Now())
 			mc.ackNow = false
 			r.applyMu.Lock()
+			if !s.replCurrent(gen) {
+				// REPLICAOF changed the master: nothing more is applied.
+				r.applyMu.Unlock()
+				return nil
+			}
 			s.execute(mc, args)
 			mc.out.B = mc.out.B[:0]
 			if mc.Flags&ClientMulti == 0 {
@@ -515,7 +525,7 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 					chunk = append(pending, chunk...)
 					pending = pending[:0]
 				}
-				s.replApplied(chunk)
+				s.replApplied(gen, chunk)
 				applied = l.r
 			}
 			r.applyMu.Unlock()
@@ -548,9 +558,11 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 
 // replApplied records stream bytes a replica applied: its offset moves
 // on, its backlog and its own replicas get the same bytes.
-func (s *Server) replApplied(chunk []byte) {
+func (s *Server) replApplied(gen uint64, chunk []byte) {
 	r := &s.repl
 	r.mu.Lock()
-	r.appendStreamLocked(chunk, r.offset+int64(len(chunk)))
+	if r.gen == gen {
+		r.appendStreamLocked(chunk, r.offset+int64(len(chunk)))
+	}
 	r.mu.Unlock()
 }

@@ -29,7 +29,7 @@ work=$(mktemp -d /tmp/slotd-bench-repl.XXXXXX)
 # Servers are started inside $(...) subshells: their pids go to a file.
 cleanup() {
 	if [ -f "$work/pids" ]; then
-		while read -r p; do kill "$p" 2>/dev/null || true; done <"$work/pids"
+		while read -r p; do kill -9 "$p" 2>/dev/null || true; done <"$work/pids"
 	fi
 	rm -rf "$work"
 }
@@ -40,12 +40,16 @@ REDIS_SERVER=$(command -v redis-server || echo /usr/bin/redis-server)
 
 start() { # kind port -> pid in $started
 	local kind=$1 port=$2
+	# Each server gets an empty directory of its own: a replica's received
+	# RDB must not be loaded by the next server started on that port.
+	rm -rf "$work/$port"
+	mkdir -p "$work/$port"
 	if [ "$kind" = redis ]; then
-		"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" \
+		"$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/$port" \
 			--enable-debug-command yes --repl-diskless-sync yes --repl-diskless-sync-delay 0 \
 			--logfile "$work/redis-$port.log" &
 	else
-		"$work/slotd" --port "$port" --bind 127.0.0.1 --dir "$work" --loglevel warning \
+		"$work/slotd" --port "$port" --bind 127.0.0.1 --dir "$work/$port" --loglevel warning --save '' \
 			--enable-debug-command yes --repl-diskless-sync yes --repl-diskless-sync-delay 0 \
 			>"$work/slotd-$port.log" 2>&1 &
 	fi
@@ -92,7 +96,7 @@ run_one() {
 	redis-cli -p "$rp" replicaof no one >/dev/null
 	sleep 1
 	local without with
-	without=$(redis-benchmark -p "$mp" -t set -P 16 -c 50 -n "$N16" -q | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1)
+	without=$(redis-benchmark -p "$mp" -t set -P 16 -c 50 -n "$N16" -q 2>/dev/null | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1)
 	redis-cli -p "$rp" replicaof 127.0.0.1 "$mp" >/dev/null
 	while [ "$(field "$rp" replication master_link_status)" != up ]; do sleep 0.05; done
 	sleep 1
@@ -104,9 +108,10 @@ run_one() {
 				awk -F'[:,=]' '/^slave0:/ {for (i = 1; i < NF; i++) if ($i == "offset") r = $(i + 1)} /^master_repl_offset:/ {m = $2} END {if (m != "" && r != "") print m - r}' >>"$work/lag"
 			sleep 0.1
 		done
-	) &
+	) 2>/dev/null &
 	local sampler=$!
-	with=$(redis-benchmark -p "$mp" -t set -P 16 -c 50 -n "$N16" -q | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1)
+	echo "$sampler" >>"$work/pids"
+	with=$(redis-benchmark -p "$mp" -t set -P 16 -c 50 -n "$N16" -q 2>/dev/null | tr '\r' '\n' | grep -o '[0-9.]* requests per second' | tail -1 | cut -d' ' -f1)
 	kill "$sampler" 2>/dev/null || true
 	wait "$sampler" 2>/dev/null || true
 	local lagmax lagmean
@@ -124,6 +129,7 @@ for ((i = 1; i <= REPS; i++)); do
 	for kind in redis slotd; do
 		echo "run $i: $kind" >&2
 		res[$kind,$i]=$(run_one "$kind")
+		[ "$(echo "${res[$kind,$i]}" | wc -w)" = 5 ] || { echo "run failed: ${res[$kind,$i]}" >&2; exit 1; }
 		echo "  ${res[$kind,$i]}" >&2
 	done
 done
