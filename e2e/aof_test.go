@@ -18,39 +18,9 @@ import (
 )
 
 // The AOF tests use ports from SLOTD_E2E_AOF_PORTS (default 26500-26999).
-var (
-	aofPortMu   sync.Mutex
-	aofPortNext int
-)
+var aofPorts = &portPool{env: "SLOTD_E2E_AOF_PORTS", lo: 26500, hi: 26999}
 
-func aofPort(t *testing.T) int {
-	t.Helper()
-	lo, hi := 26500, 26999
-	if spec := os.Getenv("SLOTD_E2E_AOF_PORTS"); spec != "" {
-		a, b, _ := strings.Cut(spec, "-")
-		lo, _ = strconv.Atoi(a)
-		hi, _ = strconv.Atoi(b)
-	}
-	aofPortMu.Lock()
-	defer aofPortMu.Unlock()
-	if aofPortNext < lo || aofPortNext > hi {
-		aofPortNext = lo
-	}
-	for i := 0; i <= hi-lo; i++ {
-		p := aofPortNext
-		aofPortNext++
-		if aofPortNext > hi {
-			aofPortNext = lo
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err == nil {
-			ln.Close()
-			return p
-		}
-	}
-	t.Fatalf("no free port in %d-%d", lo, hi)
-	return 0
-}
+func aofPort(t *testing.T) int { t.Helper(); return aofPorts.take(t) }
 
 // launchAOFIn starts bin in dir on a port of the AOF range without waiting.
 func launchAOFIn(t *testing.T, name, bin, dir string, args ...string) *server {

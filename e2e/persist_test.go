@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,39 +27,9 @@ import (
 // Their servers listen on ports from SLOTD_E2E_PERSIST_PORTS (default
 // 23000-23499).
 
-var (
-	persistPortMu   sync.Mutex
-	persistPortNext int
-)
+var persistPorts = &portPool{env: "SLOTD_E2E_PERSIST_PORTS", lo: 23000, hi: 23499}
 
-func persistPort(t *testing.T) int {
-	t.Helper()
-	lo, hi := 23000, 23499
-	if spec := os.Getenv("SLOTD_E2E_PERSIST_PORTS"); spec != "" {
-		a, b, _ := strings.Cut(spec, "-")
-		lo, _ = strconv.Atoi(a)
-		hi, _ = strconv.Atoi(b)
-	}
-	persistPortMu.Lock()
-	defer persistPortMu.Unlock()
-	if persistPortNext < lo || persistPortNext > hi {
-		persistPortNext = lo
-	}
-	for i := 0; i <= hi-lo; i++ {
-		p := persistPortNext
-		persistPortNext++
-		if persistPortNext > hi {
-			persistPortNext = lo
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-		if err == nil {
-			ln.Close()
-			return p
-		}
-	}
-	t.Fatalf("no free port in %d-%d", lo, hi)
-	return 0
-}
+func persistPort(t *testing.T) int { t.Helper(); return persistPorts.take(t) }
 
 // startIn starts bin in dir (its working directory and --dir) on port, and
 // registers its termination.

@@ -141,9 +141,15 @@ func (l *lockedBuffer) String() string {
 // -race that reports a data race fails the test at cleanup.
 func startServer(t *testing.T, name, bin string, args ...string) *server {
 	t.Helper()
+	return startServerOn(t, freePort, name, bin, args...)
+}
+
+// startServerOn is startServer with the port taken from port.
+func startServerOn(t *testing.T, port func(*testing.T) int, name, bin string, args ...string) *server {
+	t.Helper()
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		port := freePort(t)
+		port := port(t)
 		s := &server{Name: name, Port: port, out: &lockedBuffer{}, done: make(chan struct{})}
 		full := append(append([]string(nil), args...), "--port", strconv.Itoa(port))
 		s.cmd = exec.Command(bin, full...)

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,31 +46,7 @@ func replPort(t *testing.T) int {
 // startReplProc starts bin on a port of the replication range.
 func startReplProc(t *testing.T, name, bin string, args ...string) *server {
 	t.Helper()
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		port := replPort(t)
-		s := &server{Name: name, Port: port, out: &lockedBuffer{}, done: make(chan struct{})}
-		full := append(append([]string(nil), args...), "--port", strconv.Itoa(port))
-		s.cmd = exec.Command(bin, full...)
-		s.cmd.Dir = t.TempDir()
-		s.cmd.Stdout = s.out
-		s.cmd.Stderr = s.out
-		s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := s.cmd.Start(); err != nil {
-			t.Fatalf("start %s: %v", name, err)
-		}
-		go func() { s.cmd.Wait(); close(s.done) }()
-		if lastErr = s.waitReady(10 * time.Second); lastErr == nil {
-			t.Cleanup(func() { s.stop(t) })
-			return s
-		}
-		s.kill()
-		if !strings.Contains(s.Output(), "in use") {
-			break
-		}
-	}
-	t.Fatalf("%s did not start: %v", name, lastErr)
-	return nil
+	return startServerOn(t, replPort, name, bin, args...)
 }
 
 func replSlotd(t *testing.T, extra ...string) *server {

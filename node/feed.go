@@ -231,7 +231,7 @@ func appendSelect(b []byte, db int) []byte {
 }
 
 // appendCommand encodes args as a RESP multibulk.
-func appendCommand(b []byte, args ...[]byte) []byte {
+func appendCommand[T string | []byte](b []byte, args ...T) []byte {
 	b = append(b, '*')
 	b = strconv.AppendInt(b, int64(len(args)), 10)
 	b = append(b, '\r', '\n')

@@ -38,25 +38,11 @@ func (l *masterLink) close() {
 }
 
 func (l *masterLink) send(args ...string) error {
-	b := appendCommandStr(nil, args...)
+	b := appendCommand(nil, args...)
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	_, err := l.conn.Write(b)
 	return err
-}
-
-func appendCommandStr(b []byte, args ...string) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
 }
 
 // fill reads more bytes into the buffer, within timeout.
