@@ -76,6 +76,9 @@ func newFOCluster(t *testing.T, bin string, redis bool) *foCluster {
 		}
 		for _, s := range c.nodes {
 			s.kill()
+			if out := s.Output(); strings.Contains(out, "WARNING: DATA RACE") || strings.Contains(out, "panic:") {
+				t.Errorf("%s %s reported a data race or a panic:\n%s", s.Name, s.Addr(), tail(out, 5000))
+			}
 		}
 	})
 	for i := 0; i < 6; i++ {
