@@ -189,8 +189,9 @@ func (c *foCluster) create() {
 var shardSlots = [3]slotRange{{0, 5460}, {5461, 10922}, {10923, 16383}}
 
 // foKill kills master 0 under the load and waits until writes to its slots
-// are acknowledged again; it returns the unavailability and the kill time.
-func foKill(t *testing.T, c *foCluster, l *foLoad) (time.Duration, time.Time) {
+// are acknowledged again; it returns the unavailability, the time just
+// before the kill and the time the process was gone.
+func foKill(t *testing.T, c *foCluster, l *foLoad) (gap time.Duration, killed, dead time.Time) {
 	t.Helper()
 	waitFor(t, 20*time.Second, "writes acknowledged with WAIT on every shard", func() (bool, string) {
 		_, waited := l.snapshot()
@@ -204,13 +205,14 @@ func foKill(t *testing.T, c *foCluster, l *foLoad) (time.Duration, time.Time) {
 		}
 		return seen[0] >= 20 && seen[1] >= 20 && seen[2] >= 20, fmt.Sprint(seen)
 	})
-	killed := time.Now()
+	killed = time.Now()
 	c.nodes[0].kill()
+	dead = time.Now()
 	waitFor(t, 60*time.Second, "writes to shard 0 after kill -9", func() (bool, string) {
 		return l.recovered(shardSlots[0], killed), ""
 	})
 	time.Sleep(300 * time.Millisecond)
-	return l.gap(shardSlots[0], killed, time.Now()), killed
+	return l.gap(shardSlots[0], killed, time.Now()), killed, dead
 }
 
 // foManual runs CLUSTER FAILOVER on node 4 (replica of master 1) under the
@@ -278,7 +280,7 @@ func TestFailoverKillKeepsWaitedWrites(t *testing.T) {
 	c := newFOCluster(t, slotdBinary(t), false)
 	c.create()
 	l := startFOLoad(t, c.addrs())
-	gap, killed := foKill(t, c, l)
+	gap, killed, dead := foKill(t, c, l)
 	t.Logf("kill -9: writes to the shard unavailable for %v", gap)
 	time.Sleep(500 * time.Millisecond)
 	l.close()
@@ -287,12 +289,15 @@ func TestFailoverKillKeepsWaitedWrites(t *testing.T) {
 	if lost, n := foMissing(t, c.liveAddrs(), before); n > 0 {
 		t.Fatalf("%d of %d writes acknowledged with WAIT 1 before the kill are lost: %v", n, len(before), lost)
 	}
+	// Plain writes to the killed shard acknowledged before it died may be
+	// lost; those sent once it was gone went to the new master.
 	var plain, after []foAck
 	for _, a := range acks {
-		if shardSlots[0].has(a.slot) && a.done.Before(killed) {
-			plain = append(plain, a)
-		} else {
+		switch {
+		case !shardSlots[0].has(a.slot) || a.sent.After(dead):
 			after = append(after, a)
+		case a.done.Before(killed):
+			plain = append(plain, a)
 		}
 	}
 	_, nl := foMissing(t, c.liveAddrs(), plain)
@@ -421,7 +426,7 @@ func TestFailoverUnavailability(t *testing.T) {
 				c := newFOCluster(t, tg.bin, tg.redis)
 				c.create()
 				l := startFOLoad(t, c.addrs())
-				k, killed := foKill(t, c, l)
+				k, killed, _ := foKill(t, c, l)
 				m := foManual(t, c, l)
 				l.close()
 				_, waited := l.snapshot()
