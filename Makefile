@@ -1,7 +1,7 @@
 # slotd: build, test and benchmark entry points.
 GO ?= go
 
-.PHONY: slotctl-on-slotd build test vet e2e diff bench bench-aof bench-cluster bench-persist deps cluster cluster-stop cluster-e2e docker
+.PHONY: slotctl-on-slotd build test vet e2e diff bench bench-aof bench-cluster bench-failover bench-persist deps cluster cluster-stop cluster-e2e docker
 
 
 build:
@@ -74,3 +74,10 @@ bench-persist:
 # (redis-benchmark --cluster), and the bus cost of a 6-node slotd cluster.
 bench-cluster:
 	bash scripts/bench-cluster.sh
+
+# Failover unavailability, slotd and redis-server clusters side by side
+# (docs/BENCHMARKS-failover.md): a few minutes. ROUNDS kills each.
+ROUNDS ?= 5
+bench-failover:
+	SLOTD_E2E_FAILOVER=1 SLOTD_E2E_FAILOVER_ROUNDS=$(ROUNDS) $(GO) test -count=1 -timeout 40m \
+		-run TestFailoverUnavailability -v ./e2e/

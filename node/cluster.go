@@ -43,6 +43,8 @@ type clusterNode struct {
 	// carry out its replication-side decisions (cluster_failover.go).
 	fo    *failover.Machine
 	hooks FailoverHooks
+	// mfTimer paces manualPollC (loop goroutine only).
+	mfTimer *time.Timer
 
 	frames chan []byte
 	cmds   chan func()
@@ -343,6 +345,8 @@ func (cn *clusterNode) loop() {
 			cn.info.Store(&info)
 		case fn := <-cn.cmds:
 			fn()
+		case <-cn.manualPollC():
+			cn.manualPollFired()
 		}
 	}
 }

@@ -62,8 +62,37 @@ func (cn *clusterNode) failoverTick(now int64) {
 // without waiting for the next tick (a no-op otherwise).
 func (cn *clusterNode) failoverProgress() {
 	if cn.fo.InManualFailover() {
+		// The replica's offset as of now, not as of the last tick: it
+		// decides whether the paused master's offset is reached.
+		cn.st.SetReplOffset(cn.hooks.ReplOffset())
 		cn.applyFailover(cn.now, cn.fo.Progress(cn.now, cn.st))
 	}
+}
+
+// manualPoll is how often the loop checks a manual failover between bus
+// messages: a replica reaches the paused master's offset through the
+// replication link, which sends the loop nothing.
+const manualPoll = 5 * time.Millisecond
+
+// manualPollC returns a channel that fires after manualPoll while a manual
+// failover is under way, nil otherwise (a nil channel never fires).
+func (cn *clusterNode) manualPollC() <-chan time.Time {
+	if !cn.fo.InManualFailover() {
+		return nil
+	}
+	if cn.mfTimer == nil {
+		cn.mfTimer = time.NewTimer(manualPoll)
+	} else {
+		cn.mfTimer.Reset(manualPoll)
+	}
+	return cn.mfTimer.C
+}
+
+// manualPollFired moves a manual failover on after manualPoll.
+func (cn *clusterNode) manualPollFired() {
+	cn.now = time.Now().UnixMilli()
+	cn.failoverProgress()
+	cn.publishIfChanged()
 }
 
 // applyFailover carries out the machine's outputs in order.

@@ -237,6 +237,14 @@ func (s *Server) pauseClients(mode int32, end time.Time) {
 	s.pause.Store(mode)
 }
 
+// waitPausedWrites returns once every write that passed the pause check
+// before pauseClients has finished, propagation included: call holds its
+// slot locks until then and checks the pause again under them.
+func (s *Server) waitPausedWrites() {
+	s.ks.LockAllQuiet()
+	s.ks.UnlockAll()
+}
+
 func (s *Server) unpauseClients() {
 	s.pauseMu.Lock()
 	defer s.pauseMu.Unlock()

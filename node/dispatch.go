@@ -160,6 +160,7 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 	x.keyPtr, x.keysPos = nil, nil
 	var lockSet []int
 	all := cmd.Lock == LockAll || (cmd.NeedsAll != nil && cmd.NeedsAll(args))
+relock:
 	if all {
 		s.ks.LockAll()
 	} else if cmd.Lock == LockSelf {
@@ -189,6 +190,20 @@ func (s *Server) call(c *Client, cmd *Command, args [][]byte) {
 			lockSet = c.lockSet
 			s.ks.LockSlots(lockSet)
 		}
+	}
+	// A pause that began after execute's check is seen here, under the
+	// locks: pausing takes every slot lock once after setting the mode
+	// (Server.waitPausedWrites), so a write either ran before that or
+	// waits now, and the offset a paused master reports is final.
+	if mode := s.pause.Load(); mode != 0 && !x.selfLock && heldByPause(c, cmd, mode) {
+		if all {
+			s.ks.UnlockAll()
+		} else if lockSet != nil {
+			s.ks.UnlockSlots(lockSet)
+		}
+		lockSet = nil
+		s.holdWhilePaused(c, cmd)
+		goto relock
 	}
 	ok := true
 	if r := s.route.Load(); r != nil && routed(cmd) && cmd.Name != "exec" && !(x.keyPtr != nil && r.local(x.keySlot)) && !x.master {

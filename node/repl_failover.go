@@ -39,6 +39,7 @@ func (h replFailoverHooks) Follow(id, ip string, port int) { h.s.replicaOf(ip, p
 // offset the replica must reach.
 func (h replFailoverHooks) PauseWrites(until time.Time) int64 {
 	h.s.pauseClients(pauseWrite, until)
+	h.s.waitPausedWrites()
 	return h.s.feed.offset()
 }
 
