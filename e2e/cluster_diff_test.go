@@ -743,8 +743,7 @@ func (d *clusterDiff) replica() {
 			d.check("replica-cluster-info", i, proto, norm{infoStats: true}, "CLUSTER", "INFO")
 			d.check("replica-cluster-nodes", i, proto, norm{nodesText: true}, "CLUSTER", "NODES")
 			d.check("replica-cluster-slots", i, proto, norm{}, "CLUSTER", "SLOTS")
-			d.check("replica-cluster-shards", i, proto, norm{sortTop: true,
-				allowName: "replica-shards-health", allowMask: []string{"health"}}, "CLUSTER", "SHARDS")
+			d.check("replica-cluster-shards", i, proto, norm{sortTop: true}, "CLUSTER", "SHARDS")
 		}
 	}
 }

@@ -88,6 +88,9 @@ type State struct {
 	minorityTime int64 // last time we could not reach a majority of masters
 	lastRandom   int64 // last random ping
 	lastPing     map[NodeID]int64
+	// senderEpochRose is set while a message is stepped: its header
+	// carried a newer config epoch than we knew for its sender.
+	senderEpochRose bool
 }
 
 // NewState makes the state of a fresh node: a master with no slots that
@@ -666,6 +669,7 @@ func (s *State) Step(now int64, from NodeID, m Message) []Output {
 			s.CurrentEpoch = ce
 			s.dirty = true
 		}
+		s.senderEpochRose = h.ConfigEpoch > sender.ConfigEpoch
 		if h.ConfigEpoch > sender.ConfigEpoch && h.Flags&FlagMaster != 0 {
 			sender.ConfigEpoch = h.ConfigEpoch
 			s.dirty = true
@@ -804,7 +808,13 @@ func (s *State) updateSender(n *Node, h *Header, heartbeat bool) {
 		return
 	}
 	if n.Slots != h.Slots {
-		s.dropUnclaimed(n, &h.Slots)
+		// Only a claim with a newer config epoch than we knew may free
+		// slots our view gives the sender: a heartbeat sent before the
+		// sender took a slot by SETSLOT NODE (and overtaken by it) must not
+		// unassign what this node was just told it owns.
+		if s.senderEpochRose {
+			s.dropUnclaimed(n, &h.Slots)
+		}
 		s.updateSlotsConfigWith(n, h.ConfigEpoch, &h.Slots)
 		// Any slot it still claims whose owner has a newer epoch is a stale
 		// claim: tell the sender who owns it (one UPDATE per message).
