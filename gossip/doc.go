@@ -44,9 +44,11 @@
 //   - a master silent that long also counts as unreachable for
 //     cluster_state, so a master cut off from the majority stops serving
 //     before the majority can have failed it over;
-//   - a master's heartbeat frees the slots our view gives it that it no
-//     longer claims (a view restored from an old nodes.conf would otherwise
-//     keep them under the master's newer config epoch).
+//   - a master's heartbeat that carries a newer config epoch than we knew
+//     frees the slots our view gives it that it no longer claims (a view
+//     restored from an old nodes.conf would otherwise keep them); one with
+//     the same epoch does not, since it may have been sent before a
+//     SETSLOT NODE gave the master a slot and arrive after it.
 //
 // Package failover drives elections through RequestVotes, GrantVote,
 // Promote, SetNoFailover, PingNode and BroadcastPong, and sets MFlags
