@@ -44,7 +44,7 @@ start_node() { # kind port
 			--logfile "$work/redis-$port.log" &
 	else
 		"$work/slotd" --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 5000 \
-			--cluster-config-file "$work/nodes-$port.conf" --dir "$work" --loglevel warning \
+			--cluster-config-file "$work/nodes-$port.conf" --dir "$work" --save '' --appendonly no --loglevel warning \
 			>"$work/slotd-$port.log" 2>&1 &
 	fi
 	pids+=($!)

@@ -72,9 +72,9 @@ start_servers() {
 		--loglevel warning --dir "$work" >"$work/redis.log" 2>&1 &
 	redis_pid=$!
 	if [ -n "${GOMAXPROCS:-}" ]; then
-		GOMAXPROCS=$GOMAXPROCS "$work/slotd" --port "$SLOTD_PORT" --bind 127.0.0.1 --io-threads "$IO_THREADS" --loglevel warning >"$work/slotd.log" 2>&1 &
+		GOMAXPROCS=$GOMAXPROCS "$work/slotd" --port "$SLOTD_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" --io-threads "$IO_THREADS" --loglevel warning >"$work/slotd.log" 2>&1 &
 	else
-		env -u GOMAXPROCS "$work/slotd" --port "$SLOTD_PORT" --bind 127.0.0.1 --io-threads "$IO_THREADS" --loglevel warning >"$work/slotd.log" 2>&1 &
+		env -u GOMAXPROCS "$work/slotd" --port "$SLOTD_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" --io-threads "$IO_THREADS" --loglevel warning >"$work/slotd.log" 2>&1 &
 	fi
 	slotd_pid=$!
 	wait_ready "$REDIS_PORT" "$redis_pid"
@@ -154,7 +154,7 @@ cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 	echo
 	echo "- machine: $(nproc) CPUs, ${cpu:-unknown CPU}, $(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM; client and servers share it"
 	echo "- redis-server: $(redis-server --version | cut -d' ' -f3), started with \`--bind 127.0.0.1 --save '' --appendonly no --io-threads $IO_THREADS\`"
-	echo "- slotd: $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(go version | cut -d' ' -f3), started with \`--bind 127.0.0.1 --io-threads $IO_THREADS\`, GOMAXPROCS=$procs"
+	echo "- slotd: $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(go version | cut -d' ' -f3), started with \`--bind 127.0.0.1 --save '' --appendonly no --io-threads $IO_THREADS\`, GOMAXPROCS=$procs"
 	echo "- command: \`redis-benchmark -h 127.0.0.1 -p PORT -c $CLIENTS -n <$N at -P 1, $N16 at -P 16> -r 100000 -P <1|16> -t <test> --csv\`"
 	echo "- each cell: median of $REPS runs; the servers are measured alternately (redis, slotd, redis, slotd, ...)"
 	echo "- rps in requests/s, latencies in ms; ratio = slotd / redis (above 1 means slotd is faster for rps)"
