@@ -39,6 +39,8 @@
 // node id, and failed-rank counts the FAIL masters serving slots whose id is
 // smaller than our master's (Valkey 8.1's failed-primary rank: shards that
 // fail together elect one after another instead of splitting the votes).
+// Both ranks are computed again while the replica waits and may only push
+// the election back.
 // It refuses to run when its data is older than
 // repl-ping-replica-period + node-timeout x cluster-replica-validity-factor
 // (counted from when the master link went down, less one node timeout),

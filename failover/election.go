@@ -47,6 +47,12 @@ func (m *Machine) electionTick(now int64, st *gossip.State) {
 			m.event(EventElectionScheduled, me.ID, "rank changed to "+strconv.Itoa(r)+": election in "+itoa(m.authTime-now)+" ms")
 			m.authRank = r
 		}
+		// Another shard failing meanwhile with a smaller master id goes first.
+		if f := m.failedMasterRank(now, st); f > m.failedRank {
+			m.authTime += int64(f-m.failedRank) * failedRankDelay
+			m.event(EventElectionScheduled, me.ID, "failed-master rank changed to "+strconv.Itoa(f)+": election in "+itoa(m.authTime-now)+" ms")
+			m.failedRank = f
+		}
 	}
 	if now < m.authTime {
 		return

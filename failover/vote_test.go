@@ -188,3 +188,65 @@ func TestAcksWinWithMajority(t *testing.T) {
 type fixedRand uint64
 
 func (r fixedRand) Uint64() uint64 { return uint64(r) }
+
+// Two masters FAIL together: the replica of the one with the larger id
+// waits 500 ms more (failed-master rank 1), the other does not.
+func TestFailedMasterRank(t *testing.T) {
+	e := gossip.NodeID(strings.Repeat("e", 40))
+	f := gossip.NodeID(strings.Repeat("f", 40))
+	for _, c := range []struct {
+		me, master gossip.NodeID
+		want       string
+		minDelay   int64
+	}{
+		{e, idMe, "failed-master rank 0", 500},      // replica of aaaa...: first
+		{f, idFailed, "failed-master rank 1", 1000}, // replica of bbbb...: after it
+	} {
+		var conf string
+		for _, l := range []struct {
+			id    gossip.NodeID
+			rest  string
+			slots string
+		}{
+			{idMe, "10.0.0.1:7000@17000 master,fail - 0 0 1 connected", " 0-5460"},
+			{idFailed, "10.0.0.2:7001@17001 master,fail - 0 0 2 connected", " 5461-10921"},
+			{idOther, "10.0.0.4:7003@17003 master - 0 0 3 connected", " 10922-16383"},
+		} {
+			conf += string(l.id) + " " + l.rest + l.slots + "\n"
+		}
+		for _, r := range []gossip.NodeID{e, f} {
+			flags, master := "slave", idMe
+			if r == f {
+				master = idFailed
+			}
+			if r == c.me {
+				flags = "myself,slave"
+			}
+			ip := "10.0.0.5:7004@17004"
+			if r == f {
+				ip = "10.0.0.6:7005@17005"
+			}
+			conf += string(r) + " " + ip + " " + flags + " " + string(master) + " 0 0 0 connected\n"
+		}
+		conf += "vars currentEpoch 3 lastVoteEpoch 0\n"
+		st, err := gossip.ParseNodesConf([]byte(conf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Cfg.NodeTimeout = 5000
+		st.Restart(1000)
+		for _, id := range []gossip.NodeID{idMe, idFailed} {
+			st.Nodes[id].FailTime = 100_000
+		}
+		m := New(DefaultConfig(fixedRand(0)))
+		var detail string
+		for _, o := range m.Tick(100_000, st) {
+			if ev, ok := o.(*Event); ok && ev.Kind == EventElectionScheduled {
+				detail = ev.Detail
+			}
+		}
+		if !strings.Contains(detail, c.want) || m.authTime-100_000 < c.minDelay {
+			t.Fatalf("replica of %s: %q, delay %d", c.master[:4], detail, m.authTime-100_000)
+		}
+	}
+}
