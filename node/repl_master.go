@@ -583,6 +583,13 @@ func (s *Server) snapshotTo(w io.Writer, atStart func()) error {
 func (s *Server) replicaWriter(l *replicaLink) {
 	r := &s.repl
 	conn := l.c.conn
+	// The stream is written with raw system calls (see rawIO), through an
+	// rawIO of its own: the client's belongs to its reading goroutine.
+	var w io.Writer = conn
+	if raw := newRawIO(conn); raw != nil {
+		w = raw
+	}
+	var deadline time.Time
 	var buf []byte
 	for {
 		r.mu.Lock()
@@ -593,8 +600,14 @@ func (s *Server) replicaWriter(l *replicaLink) {
 			return
 		}
 		if len(buf) > 0 {
-			conn.SetWriteDeadline(time.Now().Add(s.replTimeout()))
-			n, err := conn.Write(buf)
+			// The deadline moves only when a tenth of the timeout passed
+			// since it was set, not on every write.
+			timeout := s.replTimeout()
+			if want := time.Now().Add(timeout); want.Before(deadline) || want.Sub(deadline) > timeout/10 {
+				conn.SetWriteDeadline(want)
+				deadline = want
+			}
+			n, err := w.Write(buf)
 			s.netOutput.Add(int64(n))
 			if err != nil {
 				l.c.Kill()

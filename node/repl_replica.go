@@ -23,6 +23,11 @@ func zapString(k, v string) zap.Field { return zap.String(k, v) }
 // masterLink is a replica's connection to its master.
 type masterLink struct {
 	conn   net.Conn
+	raw    *rawIO // reads conn's socket with raw system calls (nil: conn.Read)
+	// deadline is when the read deadline last set runs out; fill moves it
+	// only when it is more than a tenth of the timeout old, so that a busy
+	// stream does not pay for a timer update on every read.
+	deadline time.Time
 	wmu    sync.Mutex // serialises writes (ACKs from the ticker and the reader)
 	lastIO atomic.Int64
 	closed atomic.Bool
@@ -61,8 +66,18 @@ func (l *masterLink) fill(timeout time.Duration) error {
 			l.buf = nb
 		}
 	}
-	l.conn.SetReadDeadline(time.Now().Add(timeout))
-	n, err := l.conn.Read(l.buf[l.w:])
+	now := time.Now()
+	if want := now.Add(timeout); want.Before(l.deadline) || want.Sub(l.deadline) > timeout/10 {
+		l.conn.SetReadDeadline(want)
+		l.deadline = want
+	}
+	var n int
+	var err error
+	if l.raw != nil {
+		n, err = l.raw.Read(l.buf[l.w:])
+	} else {
+		n, err = l.conn.Read(l.buf[l.w:])
+	}
 	if n > 0 {
 		l.w += n
 		l.lastIO.Store(time.Now().UnixMilli())
@@ -223,7 +238,7 @@ func (s *Server) replicaSession(gen uint64, host string, port int, log *zap.Logg
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(!s.Cfg.Bool("repl-disable-tcp-nodelay"))
 	}
-	l := &masterLink{conn: conn, buf: make([]byte, 16*1024)}
+	l := &masterLink{conn: conn, raw: newRawIO(conn), buf: make([]byte, 64*1024)}
 	l.lastIO.Store(time.Now().UnixMilli())
 	defer l.close()
 	r := &s.repl
@@ -481,54 +496,76 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 	var p resp.Parser
 	p.MaxBulk = 1 << 40
 	var pending []byte // bytes of an open MULTI, applied at its EXEC
+	// flush records the bytes of complete commands as applied: the offset
+	// moves past them and the backlog and this node's replicas get them.
+	flush := func(b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		if len(pending) > 0 {
+			b = append(pending, b...)
+			pending = pending[:0]
+		}
+		s.replApplied(gen, b)
+	}
 	for {
-		applied := l.r
-		for l.r < l.w {
-			args, used, _, perr := p.Next(l.buf[l.r:l.w])
-			if perr != nil {
-				return fmt.Errorf("protocol error from master: %w", perr)
-			}
-			if used == 0 {
-				break
-			}
-			l.r += used
-			if args == nil {
-				continue
-			}
+		// Everything read is applied in one batch, under one hold of
+		// applyMu, and the offset moves once for the batch: the per-command
+		// cost of a replica stays that of the command itself.
+		if l.r < l.w {
 			mc.setClock(time.Now())
-			mc.ackNow = false
 			r.applyMu.Lock()
 			if !s.replCurrent(gen) {
 				// REPLICAOF changed the master: nothing more is applied.
 				r.applyMu.Unlock()
 				return nil
 			}
-			s.execute(mc, args)
-			mc.out.B = mc.out.B[:0]
-			if mc.Flags&ClientMulti == 0 {
-				chunk := l.buf[applied:l.r]
-				if len(pending) > 0 {
-					chunk = append(pending, chunk...)
-					pending = pending[:0]
+			applied, done := l.r, l.r
+			var fail error
+			for l.r < l.w {
+				args, used, _, perr := p.Next(l.buf[l.r:l.w])
+				if perr != nil {
+					fail = fmt.Errorf("protocol error from master: %w", perr)
+					break
 				}
-				s.replApplied(gen, chunk)
-				applied = l.r
+				if used == 0 {
+					break
+				}
+				l.r += used
+				if args != nil {
+					mc.ackNow = false
+					s.execute(mc, args)
+					mc.out.B = mc.out.B[:0]
+				}
+				if mc.Flags&ClientMulti == 0 {
+					done = l.r
+				}
+				if mc.ackNow {
+					// REPLCONF GETACK: the answer counts every byte up to
+					// and including it.
+					flush(l.buf[applied:done])
+					applied = done
+					r.mu.Lock()
+					off := r.offset
+					r.mu.Unlock()
+					if err := l.send("REPLCONF", "ACK", strconv.FormatInt(off, 10)); err != nil {
+						fail = err
+						break
+					}
+				}
+				if mc.killed.Load() {
+					fail = errors.New("master link killed")
+					break
+				}
+			}
+			flush(l.buf[applied:done])
+			if done < l.r {
+				pending = append(pending, l.buf[done:l.r]...)
 			}
 			r.applyMu.Unlock()
-			if mc.ackNow {
-				r.mu.Lock()
-				off := r.offset
-				r.mu.Unlock()
-				if err := l.send("REPLCONF", "ACK", strconv.FormatInt(off, 10)); err != nil {
-					return err
-				}
+			if fail != nil {
+				return fail
 			}
-			if mc.killed.Load() {
-				return errors.New("master link killed")
-			}
-		}
-		if applied < l.r {
-			pending = append(pending, l.buf[applied:l.r]...)
 		}
 		if mc.killed.Load() || !s.replCurrent(gen) {
 			return nil
