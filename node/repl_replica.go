@@ -22,15 +22,15 @@ func zapString(k, v string) zap.Field { return zap.String(k, v) }
 
 // masterLink is a replica's connection to its master.
 type masterLink struct {
-	conn   net.Conn
-	raw    *rawIO // reads conn's socket with raw system calls (nil: conn.Read)
+	conn net.Conn
+	raw  *rawIO // reads conn's socket with raw system calls (nil: conn.Read)
 	// deadline is when the read deadline last set runs out; fill moves it
 	// only when it is more than a tenth of the timeout old, so that a busy
 	// stream does not pay for a timer update on every read.
 	deadline time.Time
-	wmu    sync.Mutex // serialises writes (ACKs from the ticker and the reader)
-	lastIO atomic.Int64
-	closed atomic.Bool
+	wmu      sync.Mutex // serialises writes (ACKs from the ticker and the reader)
+	lastIO   atomic.Int64
+	closed   atomic.Bool
 
 	buf  []byte
 	r, w int
