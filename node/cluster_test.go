@@ -53,13 +53,14 @@ type clusterMember struct {
 }
 
 // startMember runs a cluster-enabled server in process on port, with its
-// config file in dir.
-func startMember(t *testing.T, port int, dir string) (*clusterMember, error) {
+// config file in dir; extra directives (as command-line options) come last
+// and override the defaults.
+func startMember(t *testing.T, port int, dir string, extra ...string) (*clusterMember, error) {
 	t.Helper()
-	cfg, err := config.Load([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+	cfg, err := config.Load(append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
 		// An absolute config path, not --dir: dir changes the process's
 		// working directory, which other tests rely on.
-		"--cluster-node-timeout", "1000", "--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf")})
+		"--cluster-node-timeout", "1000", "--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf")}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,11 @@ func twoMasters(t *testing.T) (a, b *clusterMember, ida, idb string) {
 	ports := reshardPorts(t, 2)
 	var ms []*clusterMember
 	for _, p := range ports {
-		m, err := startMember(t, p, dir)
+		// These tests are about moving keys, not failure detection: a
+		// node timeout of 5 s keeps a loaded test machine (the race
+		// detector, other packages' tests) from failing the cluster
+		// while a million-member set is built.
+		m, err := startMember(t, p, dir, "--cluster-node-timeout", "5000")
 		if err != nil {
 			t.Fatal(err)
 		}
