@@ -34,8 +34,11 @@ func startRedis(t *testing.T) *refServer {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
+	// A directory of its own: in-process slotd servers of other tests may
+	// leave a dump.rdb in the package directory (FLUSHALL saves when save
+	// rules exist, as in redis-server), which redis-server would load.
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--appendonly", "no", "--enable-debug-command", "yes", "--daemonize", "no", "--logfile", "")
+		"--dir", t.TempDir(), "--appendonly", "no", "--enable-debug-command", "yes", "--daemonize", "no", "--logfile", "")
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("cannot start redis-server: %v", err)
 	}
