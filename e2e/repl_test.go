@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -196,9 +197,9 @@ func TestReplSlotdPair(t *testing.T) {
 func TestReplPromotion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	m := replSlotd(t, "--repl-diskless-sync-delay", "0")
+	m := replSlotd(t, append(debugArgs, "--repl-diskless-sync-delay", "0")...)
 	mc := replClient(t, m)
-	a, b := replSlotd(t, "--repl-diskless-sync-delay", "0"), replSlotd(t)
+	a, b := replSlotd(t, append(debugArgs, "--repl-diskless-sync-delay", "0")...), replSlotd(t, debugArgs...)
 	ac, bc := replClient(t, a), replClient(t, b)
 	if err := mixedWrites(ctx, mc, 3, 10000); err != nil {
 		t.Fatal(err)
@@ -235,6 +236,31 @@ func TestReplPromotion(t *testing.T) {
 	}
 	compareKeyspaces(t, ctx, ac, bc)
 	compareKeyspaces(t, ctx, ac, mc)
+	// Once the short TTLs have run out, the replicas hold exactly what the
+	// new master holds: every key it expired reached them as a DEL,
+	// including the keys whose time passed while it was a replica.
+	waitSameData(t, ctx, ac, bc, 15*time.Second)
+	waitSameData(t, ctx, ac, mc, 15*time.Second)
+}
+
+// waitSameData waits until replica has applied all of master's stream and
+// both hold the same data, expired keys not yet deleted included: the same
+// DBSIZE and the same DEBUG DIGEST.
+func waitSameData(t *testing.T, ctx context.Context, master, replica *redis.Client, d time.Duration) {
+	t.Helper()
+	var last string
+	waitUntil(t, d, "the same DBSIZE and DEBUG DIGEST", func() bool {
+		mo := replInt(ctx, master, "replication", "master_repl_offset")
+		ro := replInt(ctx, replica, "replication", "master_repl_offset")
+		mn, _ := master.DBSize(ctx).Result()
+		rn, _ := replica.DBSize(ctx).Result()
+		md, err1 := master.Do(ctx, "DEBUG", "DIGEST").Text()
+		rd, err2 := replica.Do(ctx, "DEBUG", "DIGEST").Text()
+		last = fmt.Sprintf("offsets %d/%d, DBSIZE %d/%d, DIGEST %s/%s (%v, %v)", mo, ro, mn, rn, md, rd, err1, err2)
+		// The offsets last: the data read before them is what they cover.
+		return err1 == nil && err2 == nil && mn == rn && md == rd &&
+			mo == replInt(ctx, master, "replication", "master_repl_offset") && mo == ro
+	}, func() string { return last })
 }
 
 // TestReplWaitAndMinReplicas: WAIT counts the replicas that acknowledged;
