@@ -136,3 +136,43 @@ func TestReplMasterLinkKeepsPastTimes(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaOfWaitsForTheAppliedCommand: a change of master falls between
+// two commands of the master link, so that the offset the node continues
+// from covers exactly what it applied.
+func TestReplicaOfWaitsForTheAppliedCommand(t *testing.T) {
+	tc := newTestServer(t)
+	defer tc.s.Close()
+	tc.expect("+OK|", "REPLICAOF", "127.0.0.1", "1")
+	r := &tc.s.repl
+	gen := func() uint64 { r.mu.Lock(); defer r.mu.Unlock(); return r.gen }
+	before := gen()
+	// The master link in the middle of a command.
+	r.applyMu.Lock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tc.s.replicaOf("", 0)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if g := gen(); g != before {
+		t.Fatalf("REPLICAOF NO ONE changed the master (gen %d -> %d) while a command was being applied", before, g)
+	}
+	r.applyMu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("REPLICAOF NO ONE did not finish after the command")
+	}
+	if g := gen(); g == before {
+		t.Fatal("REPLICAOF NO ONE did not change the master")
+	}
+	// A command that cannot finish does not hold the change for long.
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	start := time.Now()
+	tc.s.replicaOf("127.0.0.1", 1)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("REPLICAOF waited %v for a stuck command", d)
+	}
+}
