@@ -19,13 +19,21 @@ import (
 )
 
 // Replication tests take their ports from 25500-26499 (bus ports +10000),
-// so that they do not collide with the other suites running beside them.
+// so that they do not collide with the other suites running beside them;
+// SLOTD_E2E_REPL_PORTS ("lo-hi") gives another range.
 var replNextPort atomic.Int32
 
 func replPort(t *testing.T) int {
 	t.Helper()
-	for i := 0; i < 1000; i++ {
-		p := 25500 + int(replNextPort.Add(1)-1)%1000
+	lo, hi := 25500, 26499
+	if spec := os.Getenv("SLOTD_E2E_REPL_PORTS"); spec != "" {
+		a, b, _ := strings.Cut(spec, "-")
+		lo, _ = strconv.Atoi(a)
+		hi, _ = strconv.Atoi(b)
+	}
+	n := hi - lo + 1
+	for i := 0; i < n; i++ {
+		p := lo + int(replNextPort.Add(1)-1)%n
 		ok := true
 		for _, q := range []int{p, p + 10000} {
 			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(q))
@@ -39,7 +47,7 @@ func replPort(t *testing.T) int {
 			return p
 		}
 	}
-	t.Fatal("no free port in 25500-26499")
+	t.Fatalf("no free port in %d-%d", lo, hi)
 	return 0
 }
 

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"syscall"
@@ -192,13 +193,14 @@ func TestReplSlotdPair(t *testing.T) {
 
 // TestReplPromotion: two replicas of one master; one is promoted
 // (REPLICAOF NO ONE) and the other follows it with +CONTINUE, no full
-// sync; so does the old master.
+// sync; so does the old master. Keys whose short TTLs run out around the
+// promotion are expired by the new master, and its DELs reach both.
 func TestReplPromotion(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	m := replSlotd(t, "--repl-diskless-sync-delay", "0")
+	m := replSlotd(t, append(debugArgs, "--repl-diskless-sync-delay", "0")...)
 	mc := replClient(t, m)
-	a, b := replSlotd(t, "--repl-diskless-sync-delay", "0"), replSlotd(t)
+	a, b := replSlotd(t, append(debugArgs, "--repl-diskless-sync-delay", "0")...), replSlotd(t, debugArgs...)
 	ac, bc := replClient(t, a), replClient(t, b)
 	if err := mixedWrites(ctx, mc, 3, 10000); err != nil {
 		t.Fatal(err)
@@ -206,6 +208,16 @@ func TestReplPromotion(t *testing.T) {
 	replicate(t, ctx, ac, m)
 	replicate(t, ctx, bc, m)
 	if err := mixedWrites(ctx, mc, 4, 5000); err != nil {
+		t.Fatal(err)
+	}
+	// The old master's stream stands still from here (no expiry DELs, no
+	// PINGs), so that both replicas stop at the offset where the promoted
+	// one takes over: one that had taken more of it could not continue.
+	// Its keys whose time runs out are left to the new master.
+	if err := mc.Do(ctx, "DEBUG", "SET-ACTIVE-EXPIRE", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mc.ConfigSet(ctx, "repl-ping-replica-period", "3600").Err(); err != nil {
 		t.Fatal(err)
 	}
 	waitSynced(t, ctx, mc, ac, 30*time.Second)
@@ -227,14 +239,37 @@ func TestReplPromotion(t *testing.T) {
 	}
 	waitSynced(t, ctx, ac, bc, 30*time.Second)
 	waitSynced(t, ctx, ac, mc, 30*time.Second)
-	// The other replica continued. (The old master may need a full sync:
-	// its expiry kept writing DELs after the promotion, history the new
-	// master does not have, as with redis-server.)
-	if ok := replInt(ctx, ac, "stats", "sync_partial_ok"); ok < 1 {
-		t.Fatalf("promoted node: sync_partial_ok=%d", ok)
+	// The old master continued too: it wrote nothing after the promotion.
+	if full, ok := replInt(ctx, ac, "stats", "sync_full"), replInt(ctx, ac, "stats", "sync_partial_ok"); full != 0 || ok != 2 {
+		t.Fatalf("promoted node: sync_full=%d sync_partial_ok=%d after the old master followed, want 0 and 2", full, ok)
 	}
 	compareKeyspaces(t, ctx, ac, bc)
 	compareKeyspaces(t, ctx, ac, mc)
+	// Once the short TTLs have run out, the replicas hold exactly what the
+	// new master holds: every key it expired reached them as a DEL,
+	// including the keys whose time passed while it was a replica.
+	waitSameData(t, ctx, ac, bc, 15*time.Second)
+	waitSameData(t, ctx, ac, mc, 15*time.Second)
+}
+
+// waitSameData waits until replica has applied all of master's stream and
+// both hold the same data, expired keys not yet deleted included: the same
+// DBSIZE and the same DEBUG DIGEST.
+func waitSameData(t *testing.T, ctx context.Context, master, replica *redis.Client, d time.Duration) {
+	t.Helper()
+	var last string
+	waitUntil(t, d, "the same DBSIZE and DEBUG DIGEST", func() bool {
+		mo := replInt(ctx, master, "replication", "master_repl_offset")
+		ro := replInt(ctx, replica, "replication", "master_repl_offset")
+		mn, _ := master.DBSize(ctx).Result()
+		rn, _ := replica.DBSize(ctx).Result()
+		md, err1 := master.Do(ctx, "DEBUG", "DIGEST").Text()
+		rd, err2 := replica.Do(ctx, "DEBUG", "DIGEST").Text()
+		last = fmt.Sprintf("offsets %d/%d, DBSIZE %d/%d, DIGEST %s/%s (%v, %v)", mo, ro, mn, rn, md, rd, err1, err2)
+		// The offsets last: the data read before them is what they cover.
+		return err1 == nil && err2 == nil && mn == rn && md == rd &&
+			mo == replInt(ctx, master, "replication", "master_repl_offset") && mo == ro
+	}, func() string { return last })
 }
 
 // TestReplWaitAndMinReplicas: WAIT counts the replicas that acknowledged;

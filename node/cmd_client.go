@@ -537,7 +537,7 @@ func cmdClientKill(x *Ctx) {
 		// Old form: CLIENT KILL addr.
 		addr := x.Arg(2)
 		for _, c := range x.S.clientsByID() {
-			if c.Addr == addr {
+			if c.Addr == addr && !c.killed.Load() {
 				x.S.killClient(x, c)
 				x.W.OK()
 				return
@@ -606,7 +606,10 @@ func cmdClientKill(x *Ctx) {
 			addr != "" && c.Addr != addr,
 			laddr != "" && c.LAddr != laddr,
 			user != "" && !c.isUser(x, user),
-			skipMe && c == x.C:
+			skipMe && c == x.C,
+			// Killed already, its goroutine not yet gone: redis-server
+			// frees a killed client at once, so a second KILL finds none.
+			c.killed.Load():
 			continue
 		}
 		x.S.killClient(x, c)

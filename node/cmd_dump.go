@@ -110,7 +110,7 @@ func cmdRestore(x *Ctx) {
 	if ttl > 0 && !absTTL {
 		ttl += x.Now
 	}
-	if ttl > 0 && ttl <= x.Now {
+	if ttl > 0 && x.timePassed(ttl) {
 		// Already expired: the key is gone (it was deleted above when it
 		// existed), and the reply is still OK. Replicas and the AOF get
 		// the deletion.

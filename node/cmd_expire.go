@@ -93,7 +93,7 @@ func cmdExpire(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	if when <= x.Now {
+	if x.timePassed(when) {
 		x.Del(key)
 		// Replicas and the AOF delete the key rather than replay a time
 		// that has passed here but may not have there.

@@ -208,7 +208,7 @@ func cmdSet(x *Ctx) {
 	}
 	key, val := args[1], args[2]
 	slot := x.Slot(key)
-	old := x.DB.Lookup(slot, key, x.Now)
+	old := x.lookup(key)
 	if flags&setGet != 0 {
 		if old != nil && old.Kind != keyspace.KindString {
 			x.W.Error(ErrWrongType)
@@ -226,7 +226,7 @@ func cmdSet(x *Ctx) {
 		}
 		return
 	}
-	if expire != 0 && expire <= x.Now {
+	if expire != 0 && x.timePassed(expire) {
 		// Already expired: the key is deleted, as redis-server does.
 		if x.Del(key) {
 			x.Propagate(delArg, key)
@@ -335,7 +335,7 @@ func cmdGetEX(x *Ctx) {
 	}
 	x.W.Bulk(e.Bytes())
 	switch {
-	case expIdx != 0 && expire <= x.Now:
+	case expIdx != 0 && x.timePassed(expire):
 		x.Del(key)
 		x.Propagate(delArg, key)
 	case expIdx != 0:

@@ -133,6 +133,17 @@ func (x *Ctx) WriteKind(key []byte, k keyspace.Kind) (e *keyspace.Entry, ok bool
 	return e, true
 }
 
+// timePassed reports whether the absolute time ms (unix ms) a command
+// gives a key has passed, so that the command deletes the key (and
+// propagates a DEL) rather than give it a TTL in the past. On a replica's
+// master link it never has: the master sent that time while it was still
+// ahead, and the replica, whose clock has moved on meanwhile, must hold
+// the key, unreadable, until the master's DEL, as it holds every key the
+// master holds. Deleting it there would drop it silently: if the replica
+// is then promoted, the replicas that continue from it never get a DEL
+// for it and keep it for good.
+func (x *Ctx) timePassed(ms int64) bool { return !x.master && ms <= x.Now }
+
 // Put stores e under key (replacing value and TTL; the key has no TTL
 // after) and signals the change.
 func (x *Ctx) Put(key []byte, e *keyspace.Entry) { x.PutWithExpire(key, e, 0) }

@@ -166,6 +166,12 @@ func (s *Server) idleScore(p evictPolicy, e *keyspace.Entry, expire int64) uint6
 // but the transaction controls, EXEC of a denyoom queue) when nothing is
 // left to evict.
 func (s *Server) checkMemory(c *Client, cmd *Command) bool {
+	if s.replicaMode.Load() && s.Cfg.Bool("replica-ignore-maxmemory") {
+		// A replica holds what its master holds: a key evicted here
+		// would be gone without a DEL, from this node and, after a
+		// promotion, from the history its replicas continue.
+		return true
+	}
 	if s.evict() {
 		return true
 	}

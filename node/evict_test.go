@@ -244,3 +244,25 @@ func TestEvictBudget(t *testing.T) {
 		t.Fatalf("used %d", used)
 	}
 }
+
+// TestEvictReplicaIgnoresMaxmemory: a replica neither evicts nor refuses
+// commands over maxmemory unless replica-ignore-maxmemory is no.
+func TestEvictReplicaIgnoresMaxmemory(t *testing.T) {
+	tc := newTestServer(t, "maxmemory-policy", "allkeys-random")
+	defer tc.s.Close()
+	tc.expect("+OK|", "REPLICAOF", "127.0.0.1", "1")
+	m := tc.newClient()
+	m.c.Flags |= ClientMaster
+	m.c.x.master = true
+	m.c.publish()
+	fill(m, "k:", 50)
+	shrink(t, tc, 0.5)
+	tc.expect("$-1|", "GET", "x")
+	m.expect("+OK|", "SET", "x", "y")
+	tc.expect(":51|", "DBSIZE")
+	setCfg(t, tc, "replica-ignore-maxmemory", "no")
+	tc.expect("$-1|", "GET", "nosuchkey")
+	if n := countPrefix(tc, "k:", 50); n >= 50 {
+		t.Fatalf("%d keys of 50 left with replica-ignore-maxmemory no", n)
+	}
+}

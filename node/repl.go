@@ -62,7 +62,8 @@ type replication struct {
 
 	// applyMu is held by a replica while it applies one command of its
 	// master's stream and moves its offset, so that an image taken for a
-	// replica of its own stands at a known offset.
+	// replica of its own stands at a known offset, and so that a change of
+	// master (replicaOf) falls between two commands.
 	applyMu sync.Mutex
 
 	// Master side: the attached replicas; sinkOn says the backlog takes
@@ -164,6 +165,7 @@ func (r *replication) shiftReplIDLocked() {
 // is "". It reports false when it was already replicating that master.
 func (s *Server) replicaOf(host string, port int) bool {
 	r := &s.repl
+	defer r.holdApply()()
 	r.mu.Lock()
 	if host != "" && r.masterHost == host && r.masterPort == port {
 		r.mu.Unlock()
@@ -229,6 +231,27 @@ func (s *Server) replicaOf(host string, port int) bool {
 		s.replicaLoop(gen, host, port)
 	}()
 	return true
+}
+
+// holdApply waits until the master link is between two commands and keeps
+// it there until the returned function runs. A command the link applies
+// while the master changes would otherwise be in the data but not in the
+// offset: a promoted node would lack it in the history its replicas
+// continue, and a node that follows another master would apply it twice
+// (it asks to continue from before it). The wait is bounded: a command
+// that cannot finish meanwhile (it waits for the slot locks of the caller's
+// transaction, or for a CLIENT PAUSE) runs after the change: a promoted
+// node propagates it as its own write, a node that follows another master
+// may apply it twice.
+func (r *replication) holdApply() (release func()) {
+	deadline := time.Now().Add(time.Second)
+	for !r.applyMu.TryLock() {
+		if time.Now().After(deadline) {
+			return func() {}
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return r.applyMu.Unlock
 }
 
 // startReplicaOfConfig starts replicating the master named by the

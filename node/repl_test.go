@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,96 @@ func TestReplReplicaRefusalsAndMasterLink(t *testing.T) {
 	info := tc.do("INFO", "replication")
 	if !strings.Contains(info, "role:master\r\n") || strings.Contains(info, "second_repl_offset:-1\r\n") {
 		t.Fatalf("INFO after promotion:\n%s", info)
+	}
+}
+
+// TestReplMasterLinkKeepsPastTimes: a time that has passed on the replica
+// but was ahead on the master when it sent it (SET PXAT, PEXPIREAT,
+// RESTORE ABSTTL) gives the key that TTL on the master link instead of
+// deleting it: the replica holds every key its master holds until the
+// master's DEL. Once promoted, the node expires those keys itself and
+// propagates their DELs to the replicas that continue from it; a replica
+// that had dropped them silently would leave them on those replicas for
+// good.
+func TestReplMasterLinkKeepsPastTimes(t *testing.T) {
+	tc := newTestServer(t)
+	defer tc.s.Close()
+	tc.expect("+OK|", "SET", "src", "v")
+	payload := tc.do("DUMP", "src")
+	payload = payload[strings.IndexByte(payload, '\n')+1 : len(payload)-2]
+	tc.expect(":1|", "DEL", "src")
+	// Nothing listens on port 1: the link stays down, the master link is
+	// driven by hand.
+	tc.expect("+OK|", "REPLICAOF", "127.0.0.1", "1")
+	m := tc.newClient()
+	m.c.Flags |= ClientMaster
+	m.c.x.master = true
+	m.c.publish()
+	past := strconv.FormatInt(time.Now().UnixMilli()-1000, 10)
+	m.expect("+OK|", "SET", "a", "v", "PXAT", past)
+	m.expect("+OK|", "SET", "b", "v")
+	m.expect(":1|", "PEXPIREAT", "b", past)
+	m.expect("+OK|", "RESTORE", "c", past, payload, "ABSTTL")
+	m.expect("+OK|", "SET", "d", "v", "PX", "1")
+	time.Sleep(5 * time.Millisecond)
+	// d has expired here but not on the master, which overwrote it.
+	m.expect("+OK|", "SET", "d", "w", "XX")
+	for _, k := range []string{"a", "b", "c"} {
+		tc.expect("$-1|", "GET", k)
+	}
+	tc.expect("$1|w|", "GET", "d")
+	tc.expect(":4|", "DBSIZE")
+
+	r := attachRec(t, tc)
+	tc.expect("+OK|", "REPLICAOF", "NO", "ONE")
+	for _, k := range []string{"a", "b", "c"} {
+		tc.expect("$-1|", "GET", k)
+	}
+	tc.expect(":1|", "DBSIZE")
+	got := r.take(tc.s.feed)
+	for _, k := range []string{"a", "b", "c"} {
+		if !strings.Contains(got, "*2|$3|DEL|$1|"+k+"|") {
+			t.Errorf("no DEL of %s propagated after the promotion: %q", k, got)
+		}
+	}
+}
+
+// TestReplicaOfWaitsForTheAppliedCommand: a change of master falls between
+// two commands of the master link, so that the offset the node continues
+// from covers exactly what it applied.
+func TestReplicaOfWaitsForTheAppliedCommand(t *testing.T) {
+	tc := newTestServer(t)
+	defer tc.s.Close()
+	tc.expect("+OK|", "REPLICAOF", "127.0.0.1", "1")
+	r := &tc.s.repl
+	gen := func() uint64 { r.mu.Lock(); defer r.mu.Unlock(); return r.gen }
+	before := gen()
+	// The master link in the middle of a command.
+	r.applyMu.Lock()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tc.s.replicaOf("", 0)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if g := gen(); g != before {
+		t.Fatalf("REPLICAOF NO ONE changed the master (gen %d -> %d) while a command was being applied", before, g)
+	}
+	r.applyMu.Unlock()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("REPLICAOF NO ONE did not finish after the command")
+	}
+	if g := gen(); g == before {
+		t.Fatal("REPLICAOF NO ONE did not change the master")
+	}
+	// A command that cannot finish does not hold the change for long.
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	start := time.Now()
+	tc.s.replicaOf("127.0.0.1", 1)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("REPLICAOF waited %v for a stuck command", d)
 	}
 }
