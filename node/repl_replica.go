@@ -522,7 +522,14 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 			}
 			applied, done := l.r, l.r
 			var fail error
-			for l.r < l.w {
+			changed := false
+			for first := true; l.r < l.w; first = false {
+				if !first && !s.replCurrent(gen) {
+					// The master changed while this batch ran (replicaOf
+					// waited for it in vain): the rest is not applied.
+					changed = true
+					break
+				}
 				args, used, _, perr := p.Next(l.buf[l.r:l.w])
 				if perr != nil {
 					fail = fmt.Errorf("protocol error from master: %w", perr)
@@ -565,6 +572,9 @@ func (s *Server) replStream(gen uint64, l *masterLink, timeout time.Duration) er
 			r.applyMu.Unlock()
 			if fail != nil {
 				return fail
+			}
+			if changed {
+				return nil
 			}
 		}
 		if mc.killed.Load() || !s.replCurrent(gen) {
