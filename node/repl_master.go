@@ -536,6 +536,9 @@ func (s *Server) fullSync(l *replicaLink, isSync bool) error {
 		}
 	}
 	conn.SetWriteDeadline(time.Time{})
+	// The image carries no slot state: the replica gets the open slots
+	// in the stream that follows it.
+	s.resyncOpenSlots()
 	r.mu.Lock()
 	l.state.Store(rlOnline)
 	r.mu.Unlock()
