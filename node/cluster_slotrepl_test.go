@@ -15,8 +15,9 @@ import (
 // Scenarios of a slot migration whose source or target fails over in the
 // middle: the masters' SETSLOT reaches their replicas, so the promoted
 // replica serves the open slot as its master did, and the migration is
-// finished with no key lost. Four real nodes on loopback: A (slots
-// 0-8191) with its replica A1, B (8192-16383) with its replica B1.
+// finished with no key lost. Five real nodes on loopback: A (slots
+// 0-5460) with its replica A1, B (5461-10922) with its replica B1, and C
+// (10923-16383), a third master so that an election can have a majority.
 
 // migPorts returns n client ports in 21000-21249 whose bus ports (+10000)
 // are free.
@@ -53,7 +54,7 @@ func startMigMember(t *testing.T, port int, dir string) *clusterMember {
 }
 
 type migCluster struct {
-	a, b, a1, b1         *clusterMember
+	a, b, a1, b1, cm     *clusterMember
 	idA, idB, idA1, idB1 string
 	slot                 int
 	tag                  string
@@ -68,16 +69,18 @@ func (c *migCluster) key(i int) string { return "{" + c.tag + "}" + strconv.Itoa
 func newMigCluster(t *testing.T) *migCluster {
 	t.Helper()
 	dir := t.TempDir()
-	ports := migPorts(t, 4)
+	ports := migPorts(t, 5)
 	c := &migCluster{}
 	for _, p := range ports {
 		c.all = append(c.all, startMigMember(t, p, dir))
 	}
-	c.a, c.b, c.a1, c.b1 = c.all[0], c.all[1], c.all[2], c.all[3]
-	c.a.tc.expect("+OK|", "CLUSTER", "ADDSLOTSRANGE", "0", "8191")
+	c.a, c.b, c.a1, c.b1, c.cm = c.all[0], c.all[1], c.all[2], c.all[3], c.all[4]
+	c.a.tc.expect("+OK|", "CLUSTER", "ADDSLOTSRANGE", "0", "5460")
 	c.a.tc.expect("+OK|", "CLUSTER", "SET-CONFIG-EPOCH", "1")
-	c.b.tc.expect("+OK|", "CLUSTER", "ADDSLOTSRANGE", "8192", "16383")
+	c.b.tc.expect("+OK|", "CLUSTER", "ADDSLOTSRANGE", "5461", "10922")
 	c.b.tc.expect("+OK|", "CLUSTER", "SET-CONFIG-EPOCH", "2")
+	c.cm.tc.expect("+OK|", "CLUSTER", "ADDSLOTSRANGE", "10923", "16383")
+	c.cm.tc.expect("+OK|", "CLUSTER", "SET-CONFIG-EPOCH", "3")
 	for _, m := range c.all[1:] {
 		m.tc.expect("+OK|", "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(ports[0]))
 	}
@@ -126,7 +129,7 @@ func newMigCluster(t *testing.T) *migCluster {
 	// A hash tag whose slot is A's.
 	for i := 0; ; i++ {
 		tag := "t" + strconv.Itoa(i)
-		if s := slots.Of([]byte(tag)); s < 8192 {
+		if s := slots.Of([]byte(tag)); s <= 5460 {
 			c.tag, c.slot = tag, s
 			break
 		}
@@ -205,6 +208,21 @@ func TestSetSlotReachesReplicas(t *testing.T) {
 	if conf := nodesConf(t, c.b1); !strings.Contains(conf, imp) {
 		t.Fatalf("B1's nodes.conf: %q", conf)
 	}
+	// A replica that joins now gets the open slot after its image.
+	e := startMigMember(t, migPorts(t, 1)[0], t.TempDir())
+	e.tc.expect("+OK|", "CLUSTER", "MEET", "127.0.0.1", strconv.Itoa(c.a.port))
+	waitUntil(t, "E to know A", 10*time.Second, func() bool {
+		return strings.Contains(bulkText(e.tc.do("CLUSTER", "NODES")), c.idA+" 127.0.0.1:"+strconv.Itoa(c.a.port)+"@"+strconv.Itoa(c.a.port+10000)+" master - 0")
+	})
+	e.tc.expect("+OK|", "CLUSTER", "REPLICATE", c.idA)
+	waitUntil(t, "E to sync and take the open slot", 15*time.Second, func() bool {
+		return strings.Contains(e.tc.do("INFO", "replication"), "master_link_status:up") && strings.Contains(myLine(e), mig)
+	})
+	e.s.Close()
+	waitUntil(t, "A to drop E's link", 10*time.Second, func() bool {
+		return strings.Contains(c.a.tc.do("INFO", "replication"), "connected_slaves:1")
+	})
+
 	// A replica routes as before: MOVED to its master, not ASK.
 	c.a1.tc.expect("-MOVED "+s+" "+c.addr(c.a)+"|", "GET", c.key(0))
 	c.b1.tc.do("ASKING")
@@ -246,7 +264,7 @@ func TestSetSlotReachesReplicas(t *testing.T) {
 	}
 
 	// The batch form, on two slots of A's.
-	other := strconv.Itoa((c.slot + 1) % 8192)
+	other := strconv.Itoa((c.slot + 1) % 5461)
 	c.b.tc.expect("*2|+OK|+OK|", "SLOTD.MIGRATE", "SETSLOTS", "IMPORTING", c.idA, s, other)
 	c.a.tc.expect("*2|+OK|+OK|", "SLOTD.MIGRATE", "SETSLOTS", "MIGRATING", c.idB, s, other)
 	for _, want := range []string{mig, "[" + other + "->-" + c.idB + "]"} {
@@ -282,6 +300,13 @@ func TestSetSlotReachesReplicas(t *testing.T) {
 // moved keys, TRYAGAIN for a mix, the rest served; B's importing mark
 // follows A1; the migration is then finished from A1 with no key lost.
 func TestMigrationSourceFailover(t *testing.T) {
+	t.Run("manual", func(t *testing.T) { testMigrationSourceFailover(t, false) })
+	t.Run("crash", func(t *testing.T) { testMigrationSourceFailover(t, true) })
+}
+
+// With crash, A stops (its replica is elected after cluster-node-timeout)
+// instead of handing over with CLUSTER FAILOVER.
+func testMigrationSourceFailover(t *testing.T, crash bool) {
 	c := newMigCluster(t)
 	s := strconv.Itoa(c.slot)
 	c.fill(t, 10)
@@ -290,8 +315,14 @@ func TestMigrationSourceFailover(t *testing.T) {
 	c.a.tc.expect("-ASK "+s+" "+c.addr(c.b)+"|", "GET", c.key(0))
 	waitUntil(t, "A1 to drop the moved keys", 10*time.Second, func() bool { return c.a1.tc.do("DBSIZE") == ":5\r\n" })
 
-	c.failover(t, c.a1, c.a, c.idA1)
-	if l := myLine(c.a1); !strings.Contains(l, "["+s+"->-"+c.idB+"]") || !strings.Contains(l, "0-8191") {
+	if crash {
+		c.a.s.Close()
+		waitUntil(t, "A1 to be elected", 20*time.Second, func() bool { return strings.Contains(myLine(c.a1), "myself,master") })
+		c.all = []*clusterMember{c.b, c.a1, c.b1, c.cm}
+	} else {
+		c.failover(t, c.a1, c.a, c.idA1)
+	}
+	if l := myLine(c.a1); !strings.Contains(l, "["+s+"->-"+c.idB+"]") || !strings.Contains(l, "0-5460") {
 		t.Fatalf("A1 after the failover: %q", l)
 	}
 	c.a1.tc.expect("-ASK "+s+" "+c.addr(c.b)+"|", "GET", c.key(0))
@@ -305,10 +336,12 @@ func TestMigrationSourceFailover(t *testing.T) {
 	waitUntil(t, "B's importing mark to name A1", 10*time.Second, func() bool {
 		return strings.Contains(myLine(c.b), "["+s+"-<-"+c.idA1+"]")
 	})
-	// The old master, now A1's replica, routes as a replica.
-	waitUntil(t, "A to redirect to A1", 10*time.Second, func() bool {
-		return c.a.tc.do("GET", c.key(7)) == "-MOVED "+s+" "+c.addr(c.a1)+"\r\n"
-	})
+	if !crash {
+		// The old master, now A1's replica, routes as a replica.
+		waitUntil(t, "A to redirect to A1", 10*time.Second, func() bool {
+			return c.a.tc.do("GET", c.key(7)) == "-MOVED "+s+" "+c.addr(c.a1)+"\r\n"
+		})
+	}
 
 	// Finish from the new source.
 	c.migrate(t, c.a1, c.b, 5, 10)
@@ -341,6 +374,12 @@ func TestMigrationSourceFailover(t *testing.T) {
 // keys after ASKING, MOVED without; A's migrating mark follows B1, so its
 // ASK names B1; the migration is finished to B1 with no key lost.
 func TestMigrationTargetFailover(t *testing.T) {
+	t.Run("manual", func(t *testing.T) { testMigrationTargetFailover(t, false) })
+	t.Run("crash", func(t *testing.T) { testMigrationTargetFailover(t, true) })
+}
+
+// With crash, B stops instead of handing over with CLUSTER FAILOVER.
+func testMigrationTargetFailover(t *testing.T, crash bool) {
 	c := newMigCluster(t)
 	s := strconv.Itoa(c.slot)
 	c.fill(t, 10)
@@ -348,8 +387,14 @@ func TestMigrationTargetFailover(t *testing.T) {
 	c.migrate(t, c.a, c.b, 0, 5)
 	waitUntil(t, "B1 to hold the moved keys", 10*time.Second, func() bool { return c.b1.tc.do("DBSIZE") == ":5\r\n" })
 
-	c.failover(t, c.b1, c.b, c.idB1)
-	if l := myLine(c.b1); !strings.Contains(l, "["+s+"-<-"+c.idA+"]") || !strings.Contains(l, "8192-16383") {
+	if crash {
+		c.b.s.Close()
+		waitUntil(t, "B1 to be elected", 20*time.Second, func() bool { return strings.Contains(myLine(c.b1), "myself,master") })
+		c.all = []*clusterMember{c.a, c.a1, c.b1, c.cm}
+	} else {
+		c.failover(t, c.b1, c.b, c.idB1)
+	}
+	if l := myLine(c.b1); !strings.Contains(l, "["+s+"-<-"+c.idA+"]") || !strings.Contains(l, "5461-10922") {
 		t.Fatalf("B1 after the failover: %q", l)
 	}
 	c.b1.tc.expect("-MOVED "+s+" "+c.addr(c.a)+"|", "GET", c.key(0))
@@ -378,5 +423,7 @@ func TestMigrationTargetFailover(t *testing.T) {
 			t.Fatalf("an open slot is left: %q", l)
 		}
 	}
-	waitUntil(t, "B (now B1's replica) to hold the keys", 10*time.Second, func() bool { return c.b.tc.do("DBSIZE") == ":10\r\n" })
+	if !crash {
+		waitUntil(t, "B (now B1's replica) to hold the keys", 10*time.Second, func() bool { return c.b.tc.do("DBSIZE") == ":10\r\n" })
+	}
 }
