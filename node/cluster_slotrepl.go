@@ -40,16 +40,11 @@ const errSlotNoReplicaAck = "NOREPLICAS Not enough good replicas to write."
 
 // replicateSlotChange sends a slot change this master made (on the cluster
 // loop) to its replicas. It returns the stream offset to wait for, or 0
-// when there is nothing to wait for: no replication backlog (so no
-// replica), or a transaction (which reaches the stream as one block when
-// EXEC ends, and never waits).
-func replicateSlotChange(x *Ctx, args ...[]byte) int64 {
+// when there is nothing to wait for: no cluster replica, or a transaction
+// (which reaches the stream as one block when EXEC ends, and never waits).
+func replicateSlotChange(x *Ctx, st *gossip.State, args ...[]byte) int64 {
 	s := x.S
-	r := &s.repl
-	r.mu.Lock()
-	on := r.sinkOn && r.masterHost == ""
-	r.mu.Unlock()
-	if !on || !s.feed.on.Load() {
+	if !s.feed.on.Load() || !s.hasClusterReplica(st) {
 		return 0
 	}
 	x.Propagate(args...)
@@ -57,6 +52,33 @@ func replicateSlotChange(x *Ctx, args ...[]byte) int64 {
 		return 0
 	}
 	return x.C.prop.flush(s.feed)
+}
+
+// hasClusterReplica reports whether this master has a replica that is a
+// node of the cluster: one the cluster view lists (attached or not: a
+// replica that reconnects continues from the backlog), or an attached one
+// whose address is a known node's (gossip may not have told yet whose
+// replica it is). A replica outside the cluster (a standalone redis-server
+// after REPLICAOF) would only answer the commands with an error, which
+// redis-server 7 logs as CRITICAL each time.
+func (s *Server) hasClusterReplica(st *gossip.State) bool {
+	if len(replicasOf(st, st.Myself.ID, true)) > 0 {
+		return true
+	}
+	r := &s.repl
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.masterHost != "" {
+		return false
+	}
+	for _, l := range r.replicas {
+		for _, n := range st.Nodes {
+			if n != st.Myself && n.Port == l.port && n.IP == l.ip {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // waitReplicaAcks waits until every replica online now acknowledged the
@@ -154,7 +176,7 @@ func (s *Server) resyncOpenSlots() {
 	}
 	cn.do(func() {
 		st := cn.st
-		if !st.Myself.IsMaster() || !s.feed.on.Load() {
+		if !st.Myself.IsMaster() || !s.feed.on.Load() || !s.hasClusterReplica(st) {
 			return
 		}
 		for _, g := range []struct {

@@ -253,7 +253,7 @@ func cmdClusterSetSlot(x *Ctx) {
 		if action != "stable" {
 			args = append(args, []byte(id))
 		}
-		waitOff = replicateSlotChange(x, args...)
+		waitOff = replicateSlotChange(x, st, args...)
 	})
 	switch {
 	case !ran:

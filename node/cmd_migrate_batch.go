@@ -115,7 +115,7 @@ func cmdSetSlots(x *Ctx) {
 					args = append(args, []byte(itoa(slot)))
 				}
 			}
-			waitOff = replicateSlotChange(x, args...)
+			waitOff = replicateSlotChange(x, st, args...)
 		}
 	})
 	if !ran || msgs == nil {
