@@ -115,21 +115,38 @@ func (s *Server) waitReplicaAcks(c *Client, off int64, timeout time.Duration) bo
 		defer t.Stop()
 		deadline = t.C
 	}
-	tick := time.NewTicker(time.Millisecond)
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		wake := r.ackSignal()
+		if acked() {
+			return true
+		}
 		select {
 		case <-deadline:
 			return acked()
 		case <-s.done:
 			return acked()
+		case <-wake:
 		case <-tick.C:
-			if acked() {
-				return true
-			}
+			// A replica that went away never ACKs: the deadline ends
+			// the wait; a client that went away ends it now.
 			if c != nil && c.killed.Load() {
 				return false
 			}
+		}
+	}
+}
+
+// ackSignal returns a channel closed at the next replica ACK.
+func (r *replication) ackSignal() <-chan struct{} {
+	for {
+		if p := r.ackWake.Load(); p != nil {
+			return *p
+		}
+		ch := make(chan struct{})
+		if r.ackWake.CompareAndSwap(nil, &ch) {
+			return ch
 		}
 	}
 }

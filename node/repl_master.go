@@ -330,6 +330,9 @@ func cmdReplconf(x *Ctx) {
 					if l.ackMs.Swap(time.Now().UnixMilli()) == 0 {
 						close(l.acked)
 					}
+					if ch := x.S.repl.ackWake.Swap(nil); ch != nil {
+						close(*ch)
+					}
 				}
 			}
 			return
