@@ -1,6 +1,8 @@
 package node
 
 import (
+	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -425,5 +427,36 @@ func testMigrationTargetFailover(t *testing.T, crash bool) {
 	}
 	if !crash {
 		waitUntil(t, "B (now B1's replica) to hold the keys", 10*time.Second, func() bool { return c.b.tc.do("DBSIZE") == ":10\r\n" })
+	}
+}
+
+// TestAOFReplaySkipsSlotChanges: the slot changes a master sends its
+// replicas reach its AOF too; a replay leaves them out (the slot state is
+// in nodes.conf) and runs the rest.
+func TestAOFReplaySkipsSlotChanges(t *testing.T) {
+	m := startMigMember(t, migPorts(t, 1)[0], t.TempDir())
+	m.tc.expect("+OK|", "CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+	id := bulkText(m.tc.do("CLUSTER", "MYID"))
+	waitUntil(t, "the cluster to be ok", 10*time.Second, func() bool {
+		return strings.Contains(m.tc.do("CLUSTER", "INFO"), "cluster_state:ok")
+	})
+	var aof []byte
+	for _, c := range [][]string{
+		{"SELECT", "0"},
+		{"SET", "a", "1"},
+		{"CLUSTER", "SETSLOT", "5", "MIGRATING", id},
+		{"MULTI"}, {"SET", "b", "2"}, {"CLUSTER", "SETSLOT", "6", "MIGRATING", id}, {"EXEC"},
+		{"SLOTD.MIGRATE", "SETSLOTS", "MIGRATING", id, "7", "8"},
+		{"SET", "c", "3"},
+	} {
+		aof = appendCommand(aof, c...)
+	}
+	valid, err := m.s.replayAOF(bufio.NewReader(bytes.NewReader(aof)))
+	if err != nil || valid != int64(len(aof)) {
+		t.Fatalf("replay: %d of %d bytes, %v", valid, len(aof), err)
+	}
+	m.tc.expect(":3|", "DBSIZE")
+	if l := myLine(m); strings.Contains(l, "[") {
+		t.Fatalf("the replay opened slots: %q", l)
 	}
 }
