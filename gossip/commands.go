@@ -151,6 +151,30 @@ func (s *State) SetSlotStable(slot int) {
 	s.dirty = true
 }
 
+// followOpenSlots points this node's open slots that name from at to: to
+// is the master that took over from from in its shard (a failover), and a
+// migration under way with from goes on with to, as the promoted replica
+// kept the slot open too (the master's SETSLOT reaches its replicas).
+func (s *State) followOpenSlots(from, to NodeID) {
+	if from == to || to == s.Myself.ID || from == s.Myself.ID {
+		return
+	}
+	for j, id := range s.Migrating {
+		if id == from {
+			s.Migrating[j] = to
+			s.dirty = true
+			s.event(EventOpenSlotFollowed, to, "slot "+strconv.Itoa(j)+" migrating, was "+string(from))
+		}
+	}
+	for j, id := range s.Importing {
+		if id == from {
+			s.Importing[j] = to
+			s.dirty = true
+			s.event(EventOpenSlotFollowed, to, "slot "+strconv.Itoa(j)+" importing, was "+string(from))
+		}
+	}
+}
+
 // Forget removes a node and keeps it out of our view for ForgetBan ms, long
 // enough for FORGET to reach every node before gossip brings it back.
 func (s *State) Forget(now int64, id NodeID) ([]Output, error) {

@@ -46,21 +46,23 @@ type EventKind uint8
 
 // Events worth a log line (and, for some, an INFO counter).
 const (
-	EventNodeAdded      EventKind = iota // handshake completed: a new node joined our view
-	EventNodeRemoved                     // handshake timed out, or FORGET
-	EventPFail                           // we marked the node PFAIL
-	EventPFailCleared                    // the node answered again
-	EventFail                            // the node is FAIL (by our quorum or a FAIL message)
-	EventFailCleared                     // the node is reachable again and its FAIL flag is gone
-	EventEpochCollision                  // we took a new config epoch to break a tie
-	EventSlotsTaken                      // a claim with a newer config epoch took slots from another owner
-	EventStateChanged                    // cluster_state changed (Detail: ok or fail)
-	EventRejected                        // a message of another cluster was dropped
-	EventRoleChanged                     // this node became a replica (or changed master)
+	EventNodeAdded        EventKind = iota // handshake completed: a new node joined our view
+	EventNodeRemoved                       // handshake timed out, or FORGET
+	EventPFail                             // we marked the node PFAIL
+	EventPFailCleared                      // the node answered again
+	EventFail                              // the node is FAIL (by our quorum or a FAIL message)
+	EventFailCleared                       // the node is reachable again and its FAIL flag is gone
+	EventEpochCollision                    // we took a new config epoch to break a tie
+	EventSlotsTaken                        // a claim with a newer config epoch took slots from another owner
+	EventStateChanged                      // cluster_state changed (Detail: ok or fail)
+	EventRejected                          // a message of another cluster was dropped
+	EventRoleChanged                       // this node became a replica (or changed master)
+	EventOpenSlotFollowed                  // an open slot now names the master that took over from its peer
 )
 
 var eventNames = [...]string{"node-added", "node-removed", "pfail", "pfail-cleared", "fail", "fail-cleared",
-	"epoch-collision", "slots-taken", "state-changed", "rejected", "role-changed"}
+	"epoch-collision", "slots-taken", "state-changed", "rejected", "role-changed",
+	"open-slot-followed"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) {

@@ -783,11 +783,19 @@ func (s *State) updateSender(n *Node, h *Header, heartbeat bool) {
 	switch {
 	case h.Flags&FlagMaster != 0:
 		if !n.IsMaster() {
+			if m := s.Nodes[n.Master]; m != nil && m.Failing() {
+				// A replica promoted in place of its failed master.
+				s.followOpenSlots(m.ID, n.ID)
+			}
 			n.Flags = n.Flags&^FlagSlave | FlagMaster
 			n.Master = ""
 			s.dirty = true
 		}
 	case h.Flags&FlagSlave != 0:
+		if n.IsMaster() && h.Master != "" {
+			// A master that follows the replica promoted in its place.
+			s.followOpenSlots(n.ID, h.Master)
+		}
 		if n.IsMaster() {
 			// A master turned replica: its slots are free until someone
 			// with a valid epoch claims them.
@@ -879,8 +887,10 @@ func (s *State) updateSlotsConfigWith(n *Node, epoch uint64, claimed *slots.Bitm
 		if o == n.ID {
 			continue
 		}
-		if _, ok := s.Importing[j]; ok {
-			// An importing slot is moved by SETSLOT, never by gossip.
+		if from, ok := s.Importing[j]; ok && from != n.ID {
+			// An importing slot is moved by SETSLOT, never by gossip;
+			// but the master that took over from the source in its
+			// shard (followOpenSlots) takes its slots, this one too.
 			continue
 		}
 		on := s.Nodes[o]

@@ -1139,6 +1139,10 @@ func (s *Server) replayAOF(r *bufio.Reader) (valid int64, err error) {
 		if s.cmds.lookup(args[0]) == nil {
 			return off, unknownAOFCommand(sanitize(string(args[0]), 128))
 		}
+		if skipOnAOFReplay(args) {
+			off += used
+			continue
+		}
 		if bytes.EqualFold(args[0], []byte("multi")) {
 			multiAt = off
 		}
@@ -1153,6 +1157,17 @@ func (s *Server) replayAOF(r *bufio.Reader) (valid int64, err error) {
 			multiAt = -1
 		}
 	}
+}
+
+// skipOnAOFReplay reports the commands a replay leaves out: the slot
+// changes a master sends its replicas (cluster_slotrepl.go) share the
+// stream with the AOF, but the slot state they set lives in nodes.conf.
+func skipOnAOFReplay(args [][]byte) bool {
+	if len(args) < 2 {
+		return false
+	}
+	return (bytes.EqualFold(args[0], []byte("cluster")) && bytes.EqualFold(args[1], []byte("setslot"))) ||
+		(bytes.EqualFold(args[0], []byte("slotd.migrate")) && bytes.EqualFold(args[1], []byte("setslots")))
 }
 
 // unknownAOFCommand is a command name the table does not know.

@@ -528,13 +528,16 @@ func (cn *clusterNode) publish() {
 		}
 		r.Owner[slot] = runIdx
 	}
-	if len(st.Migrating) > 0 {
+	// A replica keeps its master's open slots (cluster_slotrepl.go) but
+	// routes as any replica until it is promoted.
+	open := st.Myself.IsMaster()
+	if open && len(st.Migrating) > 0 {
 		r.Migrating = map[int]int16{}
 		for slot, id := range st.Migrating {
 			r.Migrating[slot] = add(id)
 		}
 	}
-	if len(st.Importing) > 0 {
+	if open && len(st.Importing) > 0 {
 		r.Importing = map[int]int16{}
 		for slot, id := range st.Importing {
 			r.Importing[slot] = add(id)

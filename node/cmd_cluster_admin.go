@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/slotd/slotd/failover"
 	"github.com/slotd/slotd/gossip"
 	"github.com/slotd/slotd/slots"
@@ -166,55 +168,102 @@ func cmdClusterSetSlot(x *Ctx) {
 	}
 	slot := int(n)
 	action := strings.ToLower(x.Arg(3))
-	if !(action == "stable" && len(x.Args) == 4) && !((action == "migrating" || action == "importing" || action == "node") && len(x.Args) == 5) {
+	base := 5
+	switch action {
+	case "stable":
+		base = 4
+	case "migrating", "importing", "node":
+	default:
+		base = -1
+	}
+	// An optional TIMEOUT <ms> bounds the wait for the replicas' ACK.
+	timeout := setSlotDefaultTimeout
+	if base > 0 && len(x.Args) == base+2 && strings.EqualFold(x.Arg(base), "timeout") {
+		ms, ok := ParseInt(x.Args[base+1])
+		if !ok {
+			x.W.Error("ERR timeout is not an integer or out of range")
+			return
+		}
+		if ms < 0 {
+			x.W.Error("ERR timeout is negative")
+			return
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	} else if len(x.Args) != base {
 		x.W.Error("ERR Invalid CLUSTER SETSLOT action or number of arguments. Try CLUSTER HELP")
 		return
 	}
+	var id gossip.NodeID
+	if action != "stable" {
+		id = gossip.NodeID(x.Arg(4))
+	}
+	var msg string
+	var waitOff int64
+	ran := false
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
+		ran = true
+		if x.master {
+			// From this replica's master: its view follows.
+			cn.apply(applyReplicatedSetSlot(st, now, slot, action, id))
+			if err := persistSlotChange(cn, st); err != nil {
+				cn.log.Error("cannot write the cluster config", zap.Error(err))
+			}
+			return
+		}
 		if st.Myself.IsReplica() {
-			x.W.Error("ERR Please use SETSLOT only with masters.")
+			msg = "ERR Please use SETSLOT only with masters."
 			return
 		}
 		// redis-server checks ownership before it looks the node up.
 		switch {
 		case action == "migrating" && st.Owner[slot] != st.Myself.ID:
-			x.W.Error("ERR I'm not the owner of hash slot " + itoa(slot))
+			msg = "ERR I'm not the owner of hash slot " + itoa(slot)
 			return
 		case action == "importing" && st.Owner[slot] == st.Myself.ID:
-			x.W.Error("ERR I'm already the owner of hash slot " + itoa(slot))
+			msg = "ERR I'm already the owner of hash slot " + itoa(slot)
 			return
 		}
 		var target *gossip.Node
 		if action != "stable" {
-			id := gossip.NodeID(x.Arg(4))
 			target = st.Nodes[id]
 			if target == nil {
 				if action == "node" {
-					x.W.Error("ERR Unknown node " + x.Arg(4))
+					msg = "ERR Unknown node " + x.Arg(4)
 				} else {
-					x.W.Error("ERR I don't know about node " + x.Arg(4))
+					msg = "ERR I don't know about node " + x.Arg(4)
 				}
 				return
 			}
 			if target.IsReplica() {
-				x.W.Error("ERR Target node is not a master")
+				msg = "ERR Target node is not a master"
 				return
 			}
 		}
-		outs, msg := applySetSlot(x, st, now, slot, action, target)
-		if msg != "" {
-			x.W.Error(msg)
+		outs, m := applySetSlot(x, st, now, slot, action, target)
+		if m != "" {
+			msg = m
 			return
 		}
 		cn.apply(outs)
-		if p := st.Unsaved(); p != nil {
-			if err := cn.persist(p.Sync); err != nil {
-				x.W.Error("ERR error saving the cluster node config: " + err.Error())
-				return
-			}
+		if err := persistSlotChange(cn, st); err != nil {
+			msg = "ERR error saving the cluster node config: " + err.Error()
+			return
 		}
-		x.W.OK()
+		args := [][]byte{[]byte("CLUSTER"), []byte("SETSLOT"), []byte(itoa(slot)), []byte(strings.ToUpper(action))}
+		if action != "stable" {
+			args = append(args, []byte(id))
+		}
+		waitOff = replicateSlotChange(x, st, args...)
 	})
+	switch {
+	case !ran:
+	case msg != "":
+		x.W.Error(msg)
+	case waitOff > 0 && !x.S.waitReplicaAcks(x.C, waitOff, timeout):
+		x.W.Error(errSlotNoReplicaAck)
+	default:
+		x.W.OK()
+	}
 }
 
 // applySetSlot carries out one CLUSTER SETSLOT action on the cluster state
@@ -634,8 +683,9 @@ func cmdClusterHelp(x *Ctx) {
 		"    Stop serving these slots (they become unassigned here).",
 		"FLUSHSLOTS",
 		"    Unassign every slot of this node (its database must be empty).",
-		"SETSLOT <slot> IMPORTING <id> | MIGRATING <id> | STABLE | NODE <id>",
-		"    Open, close or hand over a slot during a migration.",
+		"SETSLOT <slot> IMPORTING <id> | MIGRATING <id> | STABLE | NODE <id> [TIMEOUT <ms>]",
+		"    Open, close or hand over a slot during a migration; replies once this",
+		"    master's replicas have it too (within TIMEOUT, 2000 ms by default).",
 		"MEET <ip> <port> [<bus-port>]",
 		"    Join the node at that address to this cluster.",
 		"FORGET <id>",

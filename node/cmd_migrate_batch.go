@@ -3,6 +3,8 @@ package node
 import (
 	"strings"
 
+	"go.uber.org/zap"
+
 	"github.com/slotd/slotd/gossip"
 	"github.com/slotd/slotd/slots"
 )
@@ -33,14 +35,29 @@ func cmdSetSlots(x *Ctx) {
 		}
 		ss = append(ss, int(n))
 	}
+	id := gossip.NodeID(x.Arg(3))
+	var msgs []string
+	var waitOff int64
+	ran := false
 	withCluster(x, func(cn *clusterNode, st *gossip.State, now int64) {
+		ran = true
+		if x.master {
+			// From this replica's master: its view follows.
+			for _, slot := range ss {
+				cn.apply(applyReplicatedSetSlot(st, now, slot, action, id))
+			}
+			if err := persistSlotChange(cn, st); err != nil {
+				cn.log.Error("cannot write the cluster config", zap.Error(err))
+			}
+			return
+		}
 		if st.Myself.IsReplica() {
 			x.W.Error("ERR Please use SETSLOT only with masters.")
 			return
 		}
 		var target *gossip.Node
 		if action != "stable" {
-			target = st.Nodes[gossip.NodeID(x.Arg(3))]
+			target = st.Nodes[id]
 			if target == nil {
 				if action == "node" {
 					x.W.Error("ERR Unknown node " + x.Arg(3))
@@ -54,7 +71,7 @@ func cmdSetSlots(x *Ctx) {
 				return
 			}
 		}
-		msgs := make([]string, len(ss))
+		msgs = make([]string, len(ss))
 		changed := false
 		// The outputs of all the slots are applied once: one config write
 		// for the batch (before anything is announced), one SlotsLost for
@@ -81,6 +98,7 @@ func cmdSetSlots(x *Ctx) {
 		}
 		if changed {
 			if err := cn.persist(st.Saved()); err != nil {
+				msgs = nil
 				x.W.Error("ERR error saving the cluster node config: " + err.Error())
 				return
 			}
@@ -89,13 +107,33 @@ func cmdSetSlots(x *Ctx) {
 			outs = append(outs, &gossip.SlotsLost{Slots: lost})
 		}
 		cn.apply(outs)
-		x.W.Array(len(msgs))
-		for _, m := range msgs {
-			if m == "" {
-				x.W.OK()
-			} else {
-				x.W.Error(m)
+		if changed {
+			// The replicas get the slots that changed here.
+			args := [][]byte{[]byte("SLOTD.MIGRATE"), []byte("SETSLOTS"), []byte(strings.ToUpper(action)), []byte(id)}
+			for i, slot := range ss {
+				if msgs[i] == "" {
+					args = append(args, []byte(itoa(slot)))
+				}
 			}
+			waitOff = replicateSlotChange(x, st, args...)
 		}
 	})
+	if !ran || msgs == nil {
+		if ran && x.master {
+			x.W.OK()
+		}
+		return
+	}
+	acked := waitOff == 0 || x.S.waitReplicaAcks(x.C, waitOff, setSlotDefaultTimeout)
+	x.W.Array(len(msgs))
+	for _, m := range msgs {
+		switch {
+		case m != "":
+			x.W.Error(m)
+		case !acked:
+			x.W.Error(errSlotNoReplicaAck)
+		default:
+			x.W.OK()
+		}
+	}
 }

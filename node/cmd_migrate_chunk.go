@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slotd/slotd/node/keyspace"
+	"github.com/slotd/slotd/node/rdb"
 	"github.com/slotd/slotd/slots"
 )
 
@@ -45,6 +46,9 @@ import (
 // chunkState holds the frozen keys of a source and the staged values of a
 // target.
 type chunkState struct {
+	// snapGen counts the snapshots begun (BGSAVE, SAVE, a replica's full
+	// sync, an AOF rewrite): a staged value that saw one is not in it.
+	snapGen atomic.Uint64
 	frozenN atomic.Int32
 	mu      sync.Mutex
 	frozen  map[string]int64 // key -> lease end, unix ms
@@ -52,6 +56,8 @@ type chunkState struct {
 }
 
 type stagedValue struct {
+	// gen is snapGen when the first piece was staged.
+	gen  uint64
 	kind keyspace.Kind
 	obj  keyspace.Object
 	list *keyspace.List
@@ -326,7 +332,7 @@ func cmdChunkStage(x *Ctx) {
 	sv := cs.staged[key]
 	cs.mu.Unlock()
 	if sv == nil {
-		sv = &stagedValue{kind: kind}
+		sv = &stagedValue{kind: kind, gen: cs.snapGen.Load()}
 		switch kind {
 		case keyspace.KindZSet:
 			sv.obj = keyspace.NewZSet()
@@ -422,6 +428,20 @@ func cmdChunkCommit(x *Ctx) {
 		at = x.Now + pttl
 	}
 	x.PutWithExpire(x.Args[2], e, at)
+	if sv.gen != cs.snapGen.Load() {
+		// A snapshot began after the first STAGE: the replica it went
+		// to (or the AOF it became the base of) lacks the pieces staged
+		// before it, and would fail this COMMIT. They get the whole
+		// value instead, after dropping the pieces they have.
+		x.Propagate(x.Args[0], []byte("DISCARD"), x.Args[2])
+		ttl := []byte("0")
+		if at > 0 {
+			ttl = strconv.AppendInt(nil, at, 10)
+		}
+		x.Propagate([]byte("RESTORE"), x.Args[2], ttl, rdb.AppendDump(nil, e), []byte("REPLACE"), absttlArg)
+		x.W.OK()
+		return
+	}
 	// The TTL goes to replicas and the AOF as an absolute time.
 	x.Propagate(x.Args[0], x.Args[1], x.Args[2], []byte("-1"), x.Args[4])
 	if at > 0 {

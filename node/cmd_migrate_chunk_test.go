@@ -426,3 +426,100 @@ func TestChunkedMovePropagation(t *testing.T) {
 	replica.expect("$2|v2|", "HGET", "{k}ph", "f2")
 	replica.expect(":2|", "HLEN", "{k}ph")
 }
+
+// takeArgv is takeCmds with the arguments kept apart (binary payloads).
+func (r *recSink) takeArgv(t *testing.T, f *feed) [][]string {
+	t.Helper()
+	f.pump()
+	r.mu.Lock()
+	b := string(r.b)
+	r.b = r.b[:0]
+	r.mu.Unlock()
+	var out [][]string
+	for len(b) > 0 {
+		i := strings.Index(b, "\r\n")
+		n, _ := strconv.Atoi(b[1:i])
+		b = b[i+2:]
+		args := make([]string, n)
+		for j := range args {
+			i = strings.Index(b, "\r\n")
+			l, _ := strconv.Atoi(b[1:i])
+			args[j] = b[i+2 : i+2+l]
+			b = b[i+2+l+2:]
+		}
+		if !strings.EqualFold(args[0], "select") {
+			out = append(out, args)
+		}
+	}
+	return out
+}
+
+// TestChunkedCommitAfterSnapshot: a snapshot (a replica's full sync, an
+// AOF rewrite, BGSAVE) taken between the first STAGE and the COMMIT holds
+// none of the staged pieces. The COMMIT then propagates the whole value
+// (DISCARD, RESTORE) instead of COMMIT, so that a replica or an AOF that
+// starts from that snapshot builds the key; one that saw every piece
+// builds the same.
+func TestChunkedCommitAfterSnapshot(t *testing.T) {
+	a, b, ida, idb := twoMasters(t)
+	key := "{k}snap"
+	slot := strconv.Itoa(slots.OfString(key))
+	b.tc.expect("+OK|", "CLUSTER", "SETSLOT", slot, "IMPORTING", ida)
+	a.tc.expect("+OK|", "CLUSTER", "SETSLOT", slot, "MIGRATING", idb)
+	rb := attachRec(t, b.tc)
+	b.tc.expect(":2|", "SLOTD.MIGRATE", "STAGE", key, "zset", "m1", "1", "m2", "2")
+	before := rb.takeArgv(t, b.s.feed)
+	// The snapshot: what a full sync or an AOF rewrite takes.
+	b.s.ks.LockAllQuiet()
+	sn := b.s.beginSnapshot(true)
+	b.s.ks.UnlockAll()
+	sn.end()
+	b.tc.expect(":3|", "SLOTD.MIGRATE", "STAGE", key, "zset", "m3", "3")
+	b.tc.expect("+OK|", "SLOTD.MIGRATE", "COMMIT", key, "100000", "3")
+	after := rb.takeArgv(t, b.s.feed)
+	var names []string
+	for _, c := range after {
+		n := strings.ToUpper(c[0])
+		if len(c) > 1 && n != "RESTORE" {
+			n += " " + strings.ToUpper(c[1])
+		}
+		names = append(names, n)
+	}
+	if got, want := strings.Join(names, "|"), "SLOTD.MIGRATE STAGE|MULTI|SLOTD.MIGRATE DISCARD|RESTORE|EXEC"; got != want {
+		t.Fatalf("after the snapshot: %q, want %q", got, want)
+	}
+	replay := func(cmds [][]string) *testClient {
+		r := newTestServer(t)
+		for _, c := range cmds {
+			if reply := r.do(c...); strings.HasPrefix(reply, "-") {
+				t.Fatalf("%q: %q", c[:2], reply)
+			}
+		}
+		return r
+	}
+	// From the snapshot (an empty image here) and the stream after it.
+	late := replay(after)
+	late.expect(":3|", "ZCARD", key)
+	late.expect("$1|3|", "ZSCORE", key, "m3")
+	late.expect("$1|1|", "ZSCORE", key, "m1")
+	if ttl, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(late.do("PTTL", key), ":"))); ttl < 90000 {
+		t.Fatalf("PTTL %d", ttl)
+	}
+	// From the start of the stream: the same key, nothing left staged.
+	full := replay(append(before, after...))
+	full.expect(":3|", "ZCARD", key)
+	full.s.chunks.mu.Lock()
+	left := len(full.s.chunks.staged)
+	full.s.chunks.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d values left staged", left)
+	}
+	// Without a snapshot in between, COMMIT is propagated as such.
+	key2 := "{k}snap2"
+	b.tc.expect(":1|", "SLOTD.MIGRATE", "STAGE", key2, "set", "x")
+	b.tc.expect("+OK|", "SLOTD.MIGRATE", "COMMIT", key2, "0", "1")
+	got := rb.takeCmds(t, b.s.feed)
+	if len(got) != 2 || got[1] != "SLOTD.MIGRATE COMMIT {k}snap2 -1 1" {
+		t.Fatalf("propagated %q", got)
+	}
+}

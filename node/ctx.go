@@ -36,6 +36,8 @@ type Ctx struct {
 	selfLock bool
 	// master is set for the commands of a replica's master link.
 	master bool
+	// inExec is set while EXEC runs its queue.
+	inExec bool
 
 	// mods counts Modified calls (the dispatcher compares it around a
 	// handler to know whether to propagate); propCustom is set when the

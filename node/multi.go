@@ -95,6 +95,7 @@ func cmdExec(x *Ctx) {
 	x.W.Array(len(queue))
 	exec := x.Cmd
 	prop := s.feed.on.Load()
+	x.inExec = true
 	for _, q := range queue {
 		x.Cmd, x.Args = q.cmd, q.args
 		x.DB = s.ks.DB(c.DB)
@@ -106,6 +107,7 @@ func cmdExec(x *Ctx) {
 		x.propCustom = false
 		q.cmd.Stats.Calls.Add(1)
 	}
+	x.inExec = false
 	x.Cmd = exec
 	// The transaction reaches the feed as one block while its locks are
 	// still held; EXEC itself propagates nothing more.

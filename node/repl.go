@@ -71,6 +71,9 @@ type replication struct {
 	replicas map[int64]*replicaLink
 	sinkOn   bool
 	cronOnce sync.Once
+	// ackWake is closed at the next ACK of any replica, when someone
+	// waits for one (ackSignal).
+	ackWake atomic.Pointer[chan struct{}]
 
 	syncFull       atomic.Int64
 	syncPartialOK  atomic.Int64

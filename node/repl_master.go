@@ -330,6 +330,9 @@ func cmdReplconf(x *Ctx) {
 					if l.ackMs.Swap(time.Now().UnixMilli()) == 0 {
 						close(l.acked)
 					}
+					if ch := x.S.repl.ackWake.Swap(nil); ch != nil {
+						close(*ch)
+					}
 				}
 			}
 			return
@@ -536,6 +539,9 @@ func (s *Server) fullSync(l *replicaLink, isSync bool) error {
 		}
 	}
 	conn.SetWriteDeadline(time.Time{})
+	// The image carries no slot state: the replica gets the open slots
+	// in the stream that follows it.
+	s.resyncOpenSlots()
 	r.mu.Lock()
 	l.state.Store(rlOnline)
 	r.mu.Unlock()

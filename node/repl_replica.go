@@ -430,6 +430,8 @@ func (s *Server) replFullSync(gen uint64, l *masterLink, id string, off int64, l
 	r.backlog = repl.NewBacklog(int(s.Cfg.Int("repl-backlog-size")), off)
 	r.mu.Unlock()
 	log.Info("loaded the master's RDB", zap.Int("keys", keys), zap.Duration("took", time.Since(start)))
+	// The master resends the slots it has open after the image.
+	s.clearOpenSlotsForSync()
 	// The AOF held the old data: it starts over from the new (aof.go).
 	s.restartAOF()
 	// Replicas of this node held the old data: they resynchronise.

@@ -67,6 +67,8 @@ var errSnapshotCancelled = errors.New("snapshot cancelled")
 // lock. With capture false the caller keeps holding them until the
 // snapshot is written (SAVE inside a transaction, FLUSHALL, DEBUG RELOAD).
 func (s *Server) beginSnapshot(capture bool) *snapshot {
+	// Values staged by SLOTD.MIGRATE STAGE are not in it (cmdChunkCommit).
+	s.chunks.snapGen.Add(1)
 	sn := &snapshot{
 		s:       s,
 		policy:  s.policy(),

@@ -440,6 +440,25 @@ func (c *Cluster) fix(ctx context.Context, r *Reporter, mo *MoveOptions, mode mi
 	for _, n := range c.Nodes {
 		byID[n.ID] = n
 	}
+	// A mark may still name a master that has just failed over to its
+	// replica (the peers follow within a heartbeat or two): the move goes
+	// on with the shard's master.
+	heir := func(id string) string {
+		if n := byID[id]; n != nil && n.Info().IsReplica() && n.Info().MasterID != "" {
+			return n.Info().MasterID
+		}
+		return id
+	}
+	for _, vs := range views {
+		for i := range vs {
+			if vs[i].Migrating != "" {
+				vs[i].Migrating = heir(vs[i].Migrating)
+			}
+			if vs[i].Importing != "" {
+				vs[i].Importing = heir(vs[i].Importing)
+			}
+		}
+	}
 	for _, s := range todo {
 		f := migrate.PlanFix(s, views[s], mode, fallback)
 		if f.Kind == migrate.FixNone {
