@@ -42,6 +42,20 @@ type Ctx struct {
 	// handler chose its own propagation (feed.go).
 	mods       int
 	propCustom bool
+
+	// warmSink keeps warmKeys' reads from being optimized away.
+	warmSink uint64
+}
+
+// warmKeys warms the keys Args[1], Args[1+step], ... (keyspace.DB.Warm)
+// before a command with several keys looks them up one by one.
+func (x *Ctx) warmKeys(step int) {
+	var w uint64
+	for i := 1; i < len(x.Args); i += step {
+		k := x.Args[i]
+		w += x.DB.Warm(x.Slot(k), k)
+	}
+	x.warmSink = w
 }
 
 // Slot returns the hash slot of key, reusing the dispatcher's computation
