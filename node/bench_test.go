@@ -1,6 +1,9 @@
 package node
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -93,4 +96,64 @@ func BenchmarkExecParallelSet(b *testing.B) {
 			s.execute(c, argv)
 		}
 	})
+}
+
+// benchRandomKeys is the number of distinct keys of the random-key
+// benchmarks, as redis-benchmark -r 100000 uses.
+const benchRandomKeys = 100000
+
+// runRandomBench runs cmd with every "__rand_int__" replaced by a random
+// number below benchRandomKeys, as redis-benchmark does, on a server that
+// holds all those keys: what a lookup costs when the keys do not fit in
+// the caches.
+func runRandomBench(b *testing.B, cmd ...string) {
+	s := New(config.New(), nil)
+	c := s.testClient()
+	key := func(n int) []byte { return []byte(fmt.Sprintf("key:%012d", n)) }
+	for i := 0; i < benchRandomKeys; i++ {
+		s.execute(c, [][]byte{[]byte("SET"), key(i), []byte("123")})
+		c.out.B = c.out.B[:0]
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const ncmds = 1 << 14
+	cmds := make([][][]byte, ncmds)
+	for i := range cmds {
+		argv := make([][]byte, len(cmd))
+		for j, a := range cmd {
+			if a == "key:__rand_int__" {
+				argv[j] = key(rng.IntN(benchRandomKeys))
+			} else {
+				argv[j] = []byte(a)
+			}
+		}
+		cmds[i] = argv
+	}
+	// The set-up's garbage is collected now, not during the timed loop
+	// (which allocates nothing).
+	runtime.GC()
+	b.ReportAllocs()
+	b.ResetTimer()
+	runCmds(s, c, cmds, b.N)
+}
+
+// runCmds is runRandomBench's timed loop, a function of its own so that
+// valgrind --tool=callgrind --toggle-collect='*runCmds' counts only it.
+//
+//go:noinline
+func runCmds(s *Server, c *Client, cmds [][][]byte, n int) {
+	for i := 0; i < n; i++ {
+		c.out.B = c.out.B[:0]
+		s.execute(c, cmds[i&(len(cmds)-1)])
+	}
+}
+
+func BenchmarkRandomGet(b *testing.B)  { runRandomBench(b, "GET", "key:__rand_int__") }
+func BenchmarkRandomSet(b *testing.B)  { runRandomBench(b, "SET", "key:__rand_int__", "xxx") }
+func BenchmarkRandomIncr(b *testing.B) { runRandomBench(b, "INCR", "key:__rand_int__") }
+func BenchmarkRandomMSet(b *testing.B) {
+	cmd := []string{"MSET"}
+	for i := 0; i < 10; i++ {
+		cmd = append(cmd, "key:__rand_int__", "xxx")
+	}
+	runRandomBench(b, cmd...)
 }

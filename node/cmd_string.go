@@ -283,7 +283,7 @@ func (x *Ctx) setString(slot int, key []byte, old *keyspace.Entry, val []byte, e
 		x.Modified(key)
 		return
 	}
-	x.PutWithExpire(key, keyspace.NewString(val), expire)
+	x.PutWithExpire(key, keyspace.NewStringKey(key, val), expire)
 }
 
 func cmdSetNX(x *Ctx) {
@@ -292,7 +292,7 @@ func cmdSetNX(x *Ctx) {
 		x.W.Int(0)
 		return
 	}
-	x.Put(key, keyspace.NewString(x.Args[2]))
+	x.Put(key, keyspace.NewStringKey(key, x.Args[2]))
 	x.W.Int(1)
 }
 
@@ -374,7 +374,7 @@ func cmdGetSet(x *Ctx) {
 	}
 	if e == nil {
 		x.W.Null()
-		x.Put(key, keyspace.NewString(x.Args[2]))
+		x.Put(key, keyspace.NewStringKey(key, x.Args[2]))
 		return
 	}
 	x.W.Bulk(e.Bytes())
@@ -384,6 +384,7 @@ func cmdGetSet(x *Ctx) {
 
 func cmdMGet(x *Ctx) {
 	keys := x.Args[1:]
+	x.warmKeys(1)
 	x.W.Array(len(keys))
 	for _, k := range keys {
 		e := x.Read(k)
@@ -401,6 +402,7 @@ func cmdMSet(x *Ctx) {
 		x.W.Error(errArity(x.Cmd.Name))
 		return
 	}
+	x.warmKeys(2)
 	nx := x.Cmd.Name == "msetnx"
 	if nx {
 		for i := 1; i < len(x.Args); i += 2 {
@@ -461,7 +463,7 @@ func cmdIncr(x *Ctx) {
 	v += by
 	if e == nil {
 		var tmp [20]byte
-		x.Put(key, keyspace.NewString(strconv.AppendInt(tmp[:0], v, 10)))
+		x.Put(key, keyspace.NewStringKey(key, strconv.AppendInt(tmp[:0], v, 10)))
 	} else {
 		// The TTL is kept, as redis-server keeps it.
 		e.SetBytes(strconv.AppendInt(e.Bytes()[:0], v, 10))
@@ -719,7 +721,7 @@ func cmdAppend(x *Ctx) {
 		return
 	}
 	if e == nil {
-		x.Put(key, keyspace.NewString(val))
+		x.Put(key, keyspace.NewStringKey(key, val))
 		x.W.Int(int64(len(val)))
 		return
 	}

@@ -30,6 +30,7 @@ type Ctx struct {
 	// slots, as the dispatcher computed them to take the locks.
 	keysPos   []int
 	keysSlots []int
+	keyHint   int // where Slot's search of keysPos starts
 
 	// selfLock is set while a LockSelf command runs straight from the
 	// dispatcher: it must lock the slots it visits itself.
@@ -44,6 +45,31 @@ type Ctx struct {
 	// handler chose its own propagation (feed.go).
 	mods       int
 	propCustom bool
+
+	// warmSink keeps warmKeys' reads from being optimized away.
+	warmSink uint64
+}
+
+// warmKeys warms the keys Args[1], Args[1+step], ... (keyspace.DB.Warm)
+// before a command with several keys looks them up one by one.
+func (x *Ctx) warmKeys(step int) {
+	var w uint64
+	if len(x.keysPos) == (len(x.Args)-1+step-1)/step {
+		// The dispatcher's slots of these very keys (positions 1,
+		// 1+step, ...), each locked.
+		for i, pos := range x.keysPos {
+			if pos != 1+i*step {
+				return
+			}
+			w += x.DB.Warm(x.keysSlots[i], x.Args[pos])
+		}
+	} else {
+		for i := 1; i < len(x.Args); i += step {
+			k := x.Args[i]
+			w += x.DB.Warm(x.Slot(k), k)
+		}
+	}
+	x.warmSink = w
 }
 
 // Slot returns the hash slot of key, reusing the dispatcher's computation
@@ -56,10 +82,21 @@ func (x *Ctx) Slot(key []byte) int {
 		}
 		// The same bytes as a key argument: the same slot. (A position
 		// left from another command cannot mislead: the pointer and
-		// length must match.)
-		for i, pos := range x.keysPos {
-			if pos < len(x.Args) {
+		// length must match.) Handlers visit the keys in order, so the
+		// search starts after the last key found.
+		n := len(x.keysPos)
+		start := x.keyHint
+		if start >= n {
+			start = 0
+		}
+		for j := 0; j < n; j++ {
+			i := start + j
+			if i >= n {
+				i -= n
+			}
+			if pos := x.keysPos[i]; pos < len(x.Args) {
 				if a := x.Args[pos]; unsafe.SliceData(a) == p && len(a) == len(key) {
+					x.keyHint = i + 1
 					return x.keysSlots[i]
 				}
 			}

@@ -13,7 +13,11 @@ import (
 
 // Keyspace is all databases of a node plus the slot locks that guard them.
 type Keyspace struct {
-	locks [slots.Count]paddedMutex
+	// locks holds each slot's lock and, on the same cache line, the
+	// slot's table of one database (database 0 at first; SWAPDB moves
+	// the array as a whole), so that a command on that database takes
+	// the lock and reaches its key's records with one cache miss fewer.
+	locks slotLines
 	dbs   []*DB
 	// captures holds the point-in-time captures in progress (capture.go);
 	// nil when there are none, which is what lockers check.
@@ -49,10 +53,18 @@ type paddedInt64 struct {
 	_ [56]byte
 }
 
-type paddedMutex struct {
+// slotLine is one slot's lock and a table, filling a cache line so that
+// neighbouring slots do not share one.
+type slotLine struct {
 	sync.Mutex
-	_ [64 - unsafe.Sizeof(sync.Mutex{})]byte
+	t slotTable
+	// pad is never written: LockSlots reads it to fetch the lock's line.
+	pad [64 - unsafe.Sizeof(sync.Mutex{}) - unsafe.Sizeof(slotTable{})]byte
 }
+
+// slotLines is the tables of one database, one per slot, in lines that
+// may hold the slot's lock too (Keyspace.locks) or leave it unused.
+type slotLines [slots.Count]slotLine
 
 // New returns a keyspace with n empty databases.
 func New(n int) *Keyspace {
@@ -60,6 +72,7 @@ func New(n int) *Keyspace {
 	for i := range ks.dbs {
 		ks.dbs[i] = newDB(ks, i)
 	}
+	ks.dbs[0].tables.Store(&ks.locks)
 	return ks
 }
 
@@ -84,6 +97,15 @@ func (ks *Keyspace) Unlock(slot int) { ks.locks[slot].Unlock() }
 // LockSlots locks the given slots, which must be sorted and free of
 // duplicates.
 func (ks *Keyspace) LockSlots(ss []int) {
+	// Plain reads of the locks' lines first: they overlap, where each
+	// lock's atomic swap waits for the one before it.
+	var w byte
+	for _, s := range ss {
+		w |= ks.locks[s].pad[0]
+	}
+	if w != 0 {
+		panic("keyspace: lock padding written")
+	}
 	for _, s := range ss {
 		ks.locks[s].Lock()
 	}
@@ -144,11 +166,12 @@ func (ks *Keyspace) SwapDBs(a, b int) {
 type DB struct {
 	ks *Keyspace
 	ID int
-	// tables holds one table per slot. A database that was never written
-	// points at the shared, read-only emptyTables and gets its own array
-	// (16384 tables, about 0.8 MB) on its first write, so that the 15
-	// databases most deployments never use cost nothing.
-	tables   atomic.Pointer[[slots.Count]slotTable]
+	// tables holds one table per slot. Database 0 starts with the
+	// tables that share the lock array's lines. Another database that
+	// was never written points at the shared, read-only emptyTables and
+	// gets its own array (16384 lines, 1 MB) on its first write, so that
+	// the 15 databases most deployments never use cost nothing.
+	tables   atomic.Pointer[slotLines]
 	count    atomic.Int64
 	volatile atomic.Int64
 	// expireCursor is where the active expire cycle resumes.
@@ -159,22 +182,10 @@ type DB struct {
 	nonEmpty [slots.Count / 64]atomic.Uint64
 }
 
-// slotTable is one slot's keys. The key string is allocated once and
-// shared by both maps. There is no per-key order or position: SCAN resumes
-// at slot boundaries and random picks use the map's randomized iteration
-// (see scan.go), so a key costs only its map slots.
-type slotTable struct {
-	keys map[string]*Entry
-	// expires holds the expiry time (unix ms) of the keys that have one;
-	// their entries have ttl set.
-	expires map[string]int64
-	bytes   int64 // sum of the entries' charges
-}
-
 // emptyTables is what a database that was never written reads. It is
 // never written: writers go through DB.wt, which gives the database its own
 // tables first.
-var emptyTables [slots.Count]slotTable
+var emptyTables slotLines
 
 func newDB(ks *Keyspace, id int) *DB {
 	db := &DB{ks: ks, ID: id}
@@ -183,7 +194,7 @@ func newDB(ks *Keyspace, id int) *DB {
 }
 
 // rt returns a slot's table for reading (possibly the shared empty one).
-func (db *DB) rt(slot int) *slotTable { return &db.tables.Load()[slot] }
+func (db *DB) rt(slot int) *slotTable { return &db.tables.Load()[slot].t }
 
 // wt returns a slot's table for writing, allocating the database's tables
 // on its first write. Writers of different slots run concurrently under
@@ -194,11 +205,11 @@ func (db *DB) wt(slot int) *slotTable {
 	if p == &emptyTables {
 		p = db.allocTables()
 	}
-	return &p[slot]
+	return &p[slot].t
 }
 
-func (db *DB) allocTables() *[slots.Count]slotTable {
-	n := new([slots.Count]slotTable)
+func (db *DB) allocTables() *slotLines {
+	n := new(slotLines)
 	if db.tables.CompareAndSwap(&emptyTables, n) {
 		return n
 	}
@@ -212,29 +223,32 @@ func (db *DB) Len() int64 { return db.count.Load() }
 func (db *DB) Volatile() int64 { return db.volatile.Load() }
 
 // SlotLen returns the number of keys in one slot.
-func (db *DB) SlotLen(slot int) int { return len(db.rt(slot).keys) }
+func (db *DB) SlotLen(slot int) int { return int(db.rt(slot).n) }
 
 // Peek returns the entry for key without expiry checks or stats.
 func (db *DB) Peek(slot int, key []byte) *Entry {
-	return db.rt(slot).keys[string(key)]
+	return db.rt(slot).get(key)
 }
 
 // Lookup returns the live entry for key, deleting it first when it has
 // expired at now (unix ms). It returns nil when there is no such key.
 func (db *DB) Lookup(slot int, key []byte, now int64) *Entry {
 	t := db.rt(slot)
-	e := t.keys[string(key)]
+	if t.n == 0 {
+		return nil
+	}
+	i, e := t.find(key, hashKey(key))
 	if e == nil {
 		return nil
 	}
-	if e.ttl && t.expires[string(key)] <= now {
+	if e.ttl && t.expires[e] <= now {
 		if db.ks.KeepExpired.Load() {
 			// A replica: the key reads as missing but stays until its
 			// master's DEL arrives.
 			return nil
 		}
-		db.remove(slot, t, string(key), e)
-		db.expired(slot, string(key))
+		db.removeAt(slot, t, i, e)
+		db.expired(slot, e.key())
 		return nil
 	}
 	return e
@@ -255,7 +269,7 @@ func (db *DB) ExpireOf(slot int, key []byte, e *Entry) int64 {
 	if !e.ttl {
 		return 0
 	}
-	return db.rt(slot).expires[string(key)]
+	return db.rt(slot).expires[e]
 }
 
 // ExpireOfKey is ExpireOf for a key met while iterating the slot.
@@ -263,13 +277,13 @@ func (db *DB) ExpireOfKey(slot int, key string, e *Entry) int64 {
 	if !e.ttl {
 		return 0
 	}
-	return db.rt(slot).expires[key]
+	return db.rt(slot).expires[e]
 }
 
 // Expired reports whether key, whose entry is e (as met while iterating
 // the slot), has expired at now.
 func (db *DB) Expired(slot int, key string, e *Entry, now int64) bool {
-	return e.ttl && db.rt(slot).expires[key] <= now
+	return e.ttl && db.rt(slot).expires[e] <= now
 }
 
 // Set stores e under key, replacing any previous value and TTL; the key
@@ -281,59 +295,54 @@ func (db *DB) Set(slot int, key []byte, e *Entry) { db.SetWithExpire(slot, key, 
 // another key (delete it first when moving it).
 func (db *DB) SetWithExpire(slot int, key []byte, e *Entry, ms int64) {
 	t := db.wt(slot)
-	if t.keys == nil {
-		t.keys = make(map[string]*Entry)
+	h := hashKey(key)
+	var i uint32
+	var old *Entry
+	if t.recs != nil {
+		i, old = t.find(key, h)
 	}
-	old, ok := t.keys[string(key)]
-	if ok && old == e {
+	if old != nil && old == e {
 		db.SetExpire(slot, key, e, ms)
 		return
 	}
+	e.giveKey(key)
 	e.ttl = false
-	if ok {
+	if old != nil {
 		db.ks.charge(slot, t, e, chargeFor(len(key), e), int64(old.charge))
+		t.rec(i).e = e
 		if old.ttl {
 			if ms == 0 {
-				db.dropExpire(t, string(key), old)
-				t.keys[string(key)] = e
+				db.dropExpire(t, old)
 				return
 			}
-			// Both maps get the same new key string.
 			old.ttl = false
-			k := string(key)
-			t.keys[k] = e
-			t.expires[k] = ms
+			delete(t.expires, old)
+			t.expires[e] = ms
 			e.ttl = true
 			return
 		}
-		if ms == 0 {
-			t.keys[string(key)] = e
-			return
+		if ms != 0 {
+			db.addExpire(t, e, ms)
 		}
-		k := string(key)
-		t.keys[k] = e
-		db.addExpire(t, k, e, ms)
 		return
 	}
-	k := string(key)
-	t.keys[k] = e
-	if len(t.keys) == 1 {
+	t.insert(i, h, e)
+	if t.n == 1 {
 		db.nonEmpty[slot>>6].Or(1 << (slot & 63))
 	}
-	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
+	db.ks.charge(slot, t, e, chargeFor(len(key), e), 0)
 	db.count.Add(1)
 	if ms != 0 {
-		db.addExpire(t, k, e, ms)
+		db.addExpire(t, e, ms)
 	}
 }
 
-// addExpire gives a key without a TTL one; k must be the key string the
-// keys map holds, so that both maps share it.
-func (db *DB) addExpire(t *slotTable, k string, e *Entry, ms int64) {
+// addExpire gives a key without a TTL one.
+func (db *DB) addExpire(t *slotTable, e *Entry, ms int64) {
 	if t.expires == nil {
-		t.expires = make(map[string]int64)
+		t.expires = make(map[*Entry]int64)
 	}
-	t.expires[k] = ms
+	t.expires[e] = ms
 	e.ttl = true
 	db.volatile.Add(1)
 }
@@ -345,21 +354,12 @@ func (db *DB) SetExpire(slot int, key []byte, e *Entry, ms int64) {
 	switch {
 	case ms == 0:
 		if e.ttl {
-			db.dropExpire(t, string(key), e)
+			db.dropExpire(t, e)
 		}
 	case e.ttl:
-		// Assigning through a fresh key string makes a map hold that
-		// copy of the key; both get the same one, so the key stays
-		// stored once.
-		k := string(key)
-		t.keys[k] = e
-		t.expires[k] = ms
+		t.expires[e] = ms
 	default:
-		// The keys map stores the new string (a map assignment replaces a
-		// string key), so both maps share it and the old copy is freed.
-		k := string(key)
-		t.keys[k] = e
-		db.addExpire(t, k, e, ms)
+		db.addExpire(t, e, ms)
 	}
 }
 
@@ -367,38 +367,39 @@ func (db *DB) SetExpire(slot int, key []byte, e *Entry, ms int64) {
 // absent but are removed too).
 func (db *DB) Delete(slot int, key []byte, now int64) bool {
 	t := db.rt(slot)
-	e := t.keys[string(key)]
+	if t.n == 0 {
+		return false
+	}
+	i, e := t.find(key, hashKey(key))
 	if e == nil {
 		return false
 	}
-	expired := e.ttl && t.expires[string(key)] <= now
-	db.remove(slot, t, string(key), e)
+	expired := e.ttl && t.expires[e] <= now
+	db.removeAt(slot, t, i, e)
 	if expired {
-		db.expired(slot, string(key))
+		db.expired(slot, e.key())
 		return false
 	}
 	return true
 }
 
-func (db *DB) remove(slot int, t *slotTable, key string, e *Entry) {
-	delete(t.keys, key)
-	if len(t.keys) == 0 {
-		// A map keeps its buckets when emptied; drop it so that a slot
-		// that held many keys once does not keep their space.
-		t.keys = nil
+// removeAt removes e, held by record i of slot's table t.
+func (db *DB) removeAt(slot int, t *slotTable, i uint32, e *Entry) {
+	t.removeAt(i)
+	if t.n == 0 {
 		db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
 	}
 	t.bytes -= int64(e.charge)
 	db.ks.mem[slot%memShards].Add(-int64(e.charge))
 	db.count.Add(-1)
 	if e.ttl {
-		db.dropExpire(t, key, e)
+		db.dropExpire(t, e)
 	}
 }
 
-func (db *DB) dropExpire(t *slotTable, key string, e *Entry) {
+func (db *DB) dropExpire(t *slotTable, e *Entry) {
 	e.ttl = false
-	delete(t.expires, key)
+	delete(t.expires, e)
 	if len(t.expires) == 0 {
 		t.expires = nil
 	}
@@ -408,24 +409,20 @@ func (db *DB) dropExpire(t *slotTable, key string, e *Entry) {
 // ForEachInSlot calls fn for every key of one slot, expired or not, until
 // fn returns false. fn must not add or remove keys.
 func (db *DB) ForEachInSlot(slot int, fn func(key string, e *Entry) bool) {
-	for k, e := range db.rt(slot).keys {
-		if !fn(k, e) {
-			return
-		}
-	}
+	db.rt(slot).each(func(e *Entry) bool { return fn(e.key(), e) })
 }
 
 // FlushSlot removes every key of one slot and returns how many there were.
 func (db *DB) FlushSlot(slot int) int {
 	t := db.rt(slot)
-	n := len(t.keys)
+	n := int(t.n)
 	if n == 0 {
 		return 0
 	}
 	db.ks.mem[slot%memShards].Add(-t.bytes)
 	db.count.Add(int64(-n))
 	db.volatile.Add(int64(-len(t.expires)))
-	t.keys = nil
+	t.recs, t.mask, t.n = nil, 0, 0
 	t.expires = nil
 	t.bytes = 0
 	db.nonEmpty[slot>>6].And(^uint64(1 << (slot & 63)))
@@ -441,8 +438,15 @@ func (db *DB) Flush() {
 		freed[s%memShards] += db.rt(s).bytes
 	}
 	// Dropping the whole array returns the database to its never-written
-	// state; the next write allocates fresh tables.
-	db.tables.Store(&emptyTables)
+	// state; the next write allocates fresh tables. The array in the lock
+	// lines stays and is cleared.
+	if p := db.tables.Load(); p == &db.ks.locks {
+		for i := range p {
+			p[i].t = slotTable{}
+		}
+	} else {
+		db.tables.Store(&emptyTables)
+	}
 	for i, f := range freed {
 		if f != 0 {
 			db.ks.mem[i].Add(-f)
@@ -506,7 +510,7 @@ func (db *DB) NextNonEmpty(from int, wrap bool) int {
 // that sampling alone copies nothing.
 func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 	t := db.rt(slot)
-	for k, ms := range t.expires {
+	for e, ms := range t.expires {
 		if seen >= n {
 			break
 		}
@@ -517,8 +521,8 @@ func (db *DB) ExpireSample(slot int, n int, now int64) (seen, expired int) {
 				// for active captures before the first change.
 				db.ks.captureOne(slot)
 			}
-			db.remove(slot, t, k, t.keys[k])
-			db.expired(slot, k)
+			db.removeAt(slot, t, t.indexOf(e), e)
+			db.expired(slot, e.key())
 			expired++
 		}
 	}
@@ -568,39 +572,64 @@ func (db *DB) Reserve(keys, expires uint64) {
 		tables = db.allocTables()
 	}
 	for s := range tables {
-		t := &tables[s]
-		if t.keys == nil {
-			t.keys = make(map[string]*Entry, pk)
+		t := &tables[s].t
+		if t.n == 0 {
+			t.resize(recsFor(pk))
 		}
 		if pe >= 8 && t.expires == nil {
-			t.expires = make(map[string]int64, pe)
+			t.expires = make(map[*Entry]int64, pe)
 		}
 	}
 }
 
 // Load adds a key read from a file: SetWithExpire for a key that should
-// not exist yet, with one map operation instead of two. It reports false
-// when the key existed; its old value is then replaced without the memory
-// count being fixed, and the caller is to abandon the keyspace (a load
-// with duplicate keys fails).
+// not exist yet, taking k as the entry's key without a copy. It reports
+// false when the key existed; its old value is then replaced without the
+// memory count being fixed, and the caller is to abandon the keyspace (a
+// load with duplicate keys fails).
 func (db *DB) Load(slot int, k string, e *Entry, ms int64) bool {
 	t := db.wt(slot)
-	if t.keys == nil {
-		t.keys = make(map[string]*Entry)
+	kb := unsafe.Slice(unsafe.StringData(k), len(k))
+	h := hashKey(kb)
+	var i uint32
+	var old *Entry
+	if t.recs != nil {
+		i, old = t.find(kb, h)
 	}
-	n := len(t.keys)
+	e.kp, e.kn = unsafe.StringData(k), uint32(len(k))
 	e.ttl = false
-	t.keys[k] = e
-	if len(t.keys) == n {
+	if old != nil {
+		t.rec(i).e = e
 		return false
 	}
-	if n == 0 {
+	t.insert(i, h, e)
+	if t.n == 1 {
 		db.nonEmpty[slot>>6].Or(1 << (slot & 63))
 	}
 	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
 	db.count.Add(1)
 	if ms != 0 {
-		db.addExpire(t, k, e, ms)
+		db.addExpire(t, e, ms)
 	}
 	return true
+}
+
+// Warm reads, without using them, the record and the entry a lookup of key
+// would read first, and returns a value made from them that the caller
+// stores somewhere so that the reads are not optimized away. A command
+// with several keys (MSET, MGET) warms them all before looking them up:
+// the reads of different keys do not depend on each other, so the
+// processor overlaps their cache misses, where the lookups, separated by
+// writes and atomic counters, would take them one after the other. The
+// caller holds the slot's lock.
+func (db *DB) Warm(slot int, key []byte) uint64 {
+	t := db.rt(slot)
+	if t.recs == nil {
+		return 0
+	}
+	r := t.rec(uint32(hashKey(key)) & t.mask)
+	if r.e == nil {
+		return r.h
+	}
+	return r.h + uint64(r.e.kn)
 }

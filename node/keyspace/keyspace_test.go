@@ -34,12 +34,17 @@ func TestLazyTables(t *testing.T) {
 			t.Fatalf("slot %d lost its key", s)
 		}
 	}
-	if db.Len() != 8 || ks.DB(0).tables.Load() != &emptyTables {
+	if db.Len() != 8 || ks.DB(0).Len() != 0 || ks.DB(0).tables.Load() != &ks.locks {
 		t.Fatal("wrong database written")
 	}
 	ks.SwapDBs(0, 1)
-	if ks.DB(0).Peek(3, []byte("d")) == nil || ks.DB(1).tables.Load() != &emptyTables {
+	if ks.DB(0).Peek(3, []byte("d")) == nil || ks.DB(1).tables.Load() != &ks.locks || ks.DB(1).Len() != 0 {
 		t.Fatal("swap did not move the tables")
+	}
+	ks.DB(1).Set(3, []byte("e"), NewString(nil))
+	ks.DB(1).Flush()
+	if ks.DB(1).tables.Load() != &ks.locks || ks.DB(1).Peek(3, []byte("e")) != nil || ks.DB(1).SlotLen(3) != 0 {
+		t.Fatal("flush of the lock lines' tables kept a key")
 	}
 	ks.DB(0).Flush()
 	if ks.DB(0).tables.Load() != &emptyTables || ks.UsedMemory() != 0 || ks.DB(0).Len() != 0 {
@@ -51,8 +56,9 @@ func TestLazyTables(t *testing.T) {
 	}
 }
 
-// TestEntrySize keeps Entry in the 32-byte allocation class: one more
-// field would move every key to the 48-byte class (16 MB per million keys).
+// TestEntrySize keeps Entry at 40 bytes: the key's pointer and length
+// moved into it from the slot table, and one more field would move a bare
+// entry to the 64-byte class.
 // TestStringSharesEntryAllocation checks that a short value sits right
 // after its entry and a long one has its own buffer.
 func TestStringSharesEntryAllocation(t *testing.T) {
@@ -79,8 +85,8 @@ func TestStringSharesEntryAllocation(t *testing.T) {
 }
 
 func TestEntrySize(t *testing.T) {
-	if n := unsafe.Sizeof(Entry{}); n > 32 {
-		t.Fatalf("Entry is %d bytes, want at most 32", n)
+	if n := unsafe.Sizeof(Entry{}); n > 40 {
+		t.Fatalf("Entry is %d bytes, want at most 40", n)
 	}
 	e := NewString([]byte("abc"))
 	b := e.Bytes()

@@ -16,10 +16,11 @@ import "math"
 // server calls for written keys while a maxmemory limit is set.
 
 // Per-key overhead in bytes besides the key and value bytes: the Entry
-// (32-byte class) and the key's share of its slot map (a 24-byte slot plus
-// a control byte, at the load factors the tables run at: about 48 bytes
-// measured by TestHeapPerKey, key bytes aside).
-const entryOverhead = 32 + 48
+// (40 bytes) and the key's share of its slot table (16-byte records at
+// 3/8 to 3/4 load, 21 to 43 bytes; about 40 with the size-class rounding,
+// measured by TestHeapPerKey: 165 bytes a key for 16-byte keys and 64-byte
+// values).
+const entryOverhead = 40 + 40
 
 // EstimateSize returns the bytes a key of keyLen bytes holding e is
 // counted for.
@@ -67,7 +68,7 @@ func (ks *Keyspace) UsedMemory() int64 {
 // Recharge re-estimates the size of key after an in-place change of its
 // value. The caller holds the slot's lock.
 func (db *DB) Recharge(slot int, key []byte) {
-	e := db.rt(slot).keys[string(key)]
+	e := db.rt(slot).get(key)
 	if e == nil {
 		return
 	}

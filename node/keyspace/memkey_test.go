@@ -30,7 +30,7 @@ func TestHeapPerKey(t *testing.T) {
 	const n = 1000000
 	for i := 0; i < n; i++ {
 		k := []byte(fmt.Sprintf("key:%012d", i))
-		db.Set(slots.Of(k), k, NewString(v))
+		db.Set(slots.Of(k), k, NewStringKey(k, v)) // as SET stores it
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)

@@ -39,13 +39,27 @@ func TestRandomInSlot(t *testing.T) {
 func checkInvariants(t *testing.T, db *DB, slot int) {
 	t.Helper()
 	tb := db.rt(slot)
-	for k := range tb.expires {
-		if tb.keys[k] == nil {
-			t.Fatalf("expires holds %q, keys does not", k)
+	for e := range tb.expires {
+		if tb.get([]byte(e.key())) != e || !e.ttl {
+			t.Fatalf("expires holds %q, keys does not", e.key())
 		}
 	}
-	if has := db.nonEmpty[slot>>6].Load()&(1<<(slot&63)) != 0; has != (len(tb.keys) > 0) {
-		t.Fatalf("nonEmpty bit %v with %d keys", has, len(tb.keys))
+	n := 0
+	tb.each(func(e *Entry) bool {
+		n++
+		if tb.get([]byte(e.key())) != e {
+			t.Fatalf("key %q not found by its hash", e.key())
+		}
+		if _, ok := tb.expires[e]; ok != e.ttl {
+			t.Fatalf("key %q: ttl flag %v, in expires %v", e.key(), e.ttl, ok)
+		}
+		return true
+	})
+	if n != int(tb.n) {
+		t.Fatalf("table counts %d keys, holds %d", tb.n, n)
+	}
+	if has := db.nonEmpty[slot>>6].Load()&(1<<(slot&63)) != 0; has != (tb.n > 0) {
+		t.Fatalf("nonEmpty bit %v with %d keys", has, tb.n)
 	}
 }
 
