@@ -267,6 +267,9 @@ type loadOpts struct {
 	keepExpired bool
 	// aux, when set, gets each auxiliary field (repl-id, repl-offset...).
 	aux func(key, value string)
+	// ownGC says the caller has set GOGC for the load (loadDataAtStart);
+	// otherwise loadRDB raises it to loadGCPercent meanwhile.
+	ownGC bool
 }
 
 // loadResult counts what loadRDB did.
@@ -338,13 +341,13 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	lru := s.policy() == policyAllKeysLRU || s.policy() == policyVolatileLRU
 
 	const (
-		batchKeys  = 256
-		batchBytes = 128 << 10
+		batchKeys  = 4096
+		batchBytes = 512 << 10
 	)
 	decoders := max(1, runtime.GOMAXPROCS(0))
-	work := make(chan *loadBatch, 2*decoders)
-	ordered := make(chan *loadBatch, 4*decoders)
-	free := make(chan *loadBatch, 8*decoders)
+	work := make(chan *loadBatch, decoders)
+	ordered := make(chan *loadBatch, 2*decoders+2)
+	free := make(chan *loadBatch, 2*decoders+4)
 	var firstErr atomic.Pointer[error]
 	var loaded, expired atomic.Int64
 
@@ -397,8 +400,8 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 					loaded.Add(1)
 				}
 				expired.Add(int64(b.expired))
-				if b.err != nil {
-					firstErr.CompareAndSwap(nil, &b.err)
+				if err := b.err; err != nil {
+					firstErr.CompareAndSwap(nil, &err)
 				}
 			}
 			clear(b.recs)
@@ -480,7 +483,9 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	}
 	// Loading allocates mostly what it keeps: collecting while the heap
 	// grows from nothing would mark the same keys again and again.
-	defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
+	if !o.ownGC {
+		defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
+	}
 	err := rdb.NewReader(r).Run(h)
 	dispatch()
 	close(work)
