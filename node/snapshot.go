@@ -313,9 +313,7 @@ type loadRec struct {
 	e    *keyspace.Entry
 }
 
-// loadBatch is what the reader hands the decoders and the inserter at a
-// time. A batch with ack set is a barrier: the inserter closes ack once
-// every key before it is in the keyspace.
+// loadBatch is a run of keys the reader hands a decoder at a time.
 type loadBatch struct {
 	recs    []loadRec
 	buf     []byte
@@ -325,15 +323,17 @@ type loadBatch struct {
 	err     error
 	errAt   int
 	expired int
-	ack     chan struct{}
 }
 
-// loadRDB loads an RDB stream in a pipeline: the calling goroutine reads
-// the stream and cuts it into keys without decoding them; decoders (one
-// per proc) build the values of a batch of keys at a time, in parallel;
-// one inserter puts the batches into the keyspace in stream order, so that
-// the outcome (and the first error) is that of reading the keys one by
-// one.
+// loadRDB loads an RDB stream in a pipeline. The calling goroutine reads
+// the stream and cuts it into batches of keys without decoding them;
+// decoders build the values of a batch at a time, in parallel; the calling
+// goroutine puts the decoded batches into the keyspace in stream order, so
+// that the outcome (and the first error) is that of reading the keys one
+// by one. It decodes a batch itself when the decoders are all busy, rather
+// than wait for them: a goroutine that waits on another wakes late when
+// every proc is taken (or the machine is loaded), and the pipeline would
+// stall with it.
 func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	var res loadResult
 	now := time.Now().UnixMilli()
@@ -341,15 +341,15 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	lru := s.policy() == policyAllKeysLRU || s.policy() == policyVolatileLRU
 
 	const (
-		batchKeys  = 4096
-		batchBytes = 512 << 10
+		batchKeys  = 1024
+		batchBytes = 256 << 10
+		// maxPending bounds the batches read and not yet inserted.
+		maxPending = 8
 	)
-	decoders := max(1, runtime.GOMAXPROCS(0))
+	decoders := max(1, runtime.GOMAXPROCS(0)-1)
 	work := make(chan *loadBatch, decoders)
-	ordered := make(chan *loadBatch, 2*decoders+2)
-	free := make(chan *loadBatch, 2*decoders+4)
 	var firstErr atomic.Pointer[error]
-	var loaded, expired atomic.Int64
+	fail := func(err error) { firstErr.CompareAndSwap(nil, &err) }
 
 	var dwg sync.WaitGroup
 	for range decoders {
@@ -365,59 +365,72 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 			}
 		}()
 	}
-	inserterDone := make(chan struct{})
-	go func() {
-		defer close(inserterDone)
-		for b := range ordered {
-			if b.ack != nil {
-				close(b.ack)
-				continue
+
+	var (
+		pending []*loadBatch // dispatched, not inserted, in stream order
+		free    []*loadBatch
+		d       rdb.Decoder
+	)
+	newBatch := func() *loadBatch {
+		if n := len(free); n > 0 {
+			b := free[n-1]
+			free = free[:n-1]
+			return b
+		}
+		return &loadBatch{recs: make([]loadRec, 0, batchKeys), buf: make([]byte, 0, batchBytes+4096)}
+	}
+	insert := func(b *loadBatch) {
+		if firstErr.Load() == nil {
+			n := len(b.recs)
+			if b.err != nil {
+				n = b.errAt
 			}
-			<-b.decoded
-			if firstErr.Load() == nil {
-				n := len(b.recs)
-				if b.err != nil {
-					n = b.errAt
+			for i := range b.recs[:n] {
+				it := &b.recs[i]
+				if it.e == nil {
+					continue
 				}
-				for i := range b.recs[:n] {
-					it := &b.recs[i]
-					if it.e == nil {
-						continue
-					}
-					db := s.ks.DB(it.db)
-					if !o.held {
-						s.ks.Lock(it.slot)
-					}
-					ok := db.Load(it.slot, it.key, it.e, it.expire)
-					if !o.held {
-						s.ks.Unlock(it.slot)
-					}
-					if !ok {
-						err := fmt.Errorf("rdb: at offset %d: %w %q in database %d", it.off, errDuplicateKey, it.key, it.db)
-						firstErr.CompareAndSwap(nil, &err)
-						break
-					}
-					loaded.Add(1)
+				db := s.ks.DB(it.db)
+				if !o.held {
+					s.ks.Lock(it.slot)
 				}
-				expired.Add(int64(b.expired))
-				if err := b.err; err != nil {
-					firstErr.CompareAndSwap(nil, &err)
+				ok := db.Load(it.slot, it.key, it.e, it.expire)
+				if !o.held {
+					s.ks.Unlock(it.slot)
 				}
+				if !ok {
+					fail(fmt.Errorf("rdb: at offset %d: %w %q in database %d", it.off, errDuplicateKey, it.key, it.db))
+					break
+				}
+				res.Loaded++
 			}
-			clear(b.recs)
-			b.recs, b.buf, b.err, b.errAt, b.expired = b.recs[:0], b.buf[:0], nil, 0, 0
-			select {
-			case free <- b:
-			default:
+			res.Expired += b.expired
+			if b.err != nil {
+				fail(b.err)
 			}
 		}
-	}()
-	newBatch := func() *loadBatch {
-		select {
-		case b := <-free:
-			return b
-		default:
-			return &loadBatch{recs: make([]loadRec, 0, batchKeys), buf: make([]byte, 0, batchBytes+4096)}
+		clear(b.recs)
+		b.recs, b.buf, b.err, b.errAt, b.expired, b.decoded = b.recs[:0], b.buf[:0], nil, 0, 0, nil
+		free = append(free, b)
+	}
+	// insertDecoded inserts the pending batches at the head that are
+	// decoded; with wait, it waits for the first one.
+	insertDecoded := func(wait bool) {
+		for len(pending) > 0 {
+			b := pending[0]
+			if wait {
+				<-b.decoded
+				wait = false
+			} else {
+				select {
+				case <-b.decoded:
+				default:
+					return
+				}
+			}
+			pending[0] = nil
+			pending = pending[1:]
+			insert(b)
 		}
 	}
 	cur := newBatch()
@@ -425,16 +438,28 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 		if len(cur.recs) == 0 {
 			return
 		}
-		cur.decoded = make(chan struct{})
-		work <- cur
-		ordered <- cur
+		b := cur
+		b.decoded = make(chan struct{})
+		select {
+		case work <- b:
+		default:
+			if firstErr.Load() == nil {
+				s.decodeBatch(&d, b, now, o.keepExpired, lfu, lru)
+			}
+			close(b.decoded)
+		}
+		pending = append(pending, b)
+		insertDecoded(false)
+		for len(pending) > maxPending {
+			insertDecoded(true)
+		}
 		cur = newBatch()
 	}
-	barrier := func() {
+	drain := func() {
 		dispatch()
-		ack := make(chan struct{})
-		ordered <- &loadBatch{ack: ack}
-		<-ack
+		for len(pending) > 0 {
+			insertDecoded(true)
+		}
 	}
 	h := rdb.Handler{
 		Raw: func(rec *rdb.Record, t byte, body []byte, off int64) error {
@@ -465,7 +490,7 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 		if d < 0 || d >= s.ks.NumDBs() || keys > 1<<32 {
 			return nil
 		}
-		barrier()
+		drain()
 		if !o.held {
 			s.ks.LockAll()
 			defer s.ks.UnlockAll()
@@ -487,13 +512,9 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 		defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
 	}
 	err := rdb.NewReader(r).Run(h)
-	dispatch()
+	drain()
 	close(work)
-	close(ordered)
 	dwg.Wait()
-	<-inserterDone
-	res.Loaded = int(loaded.Load())
-	res.Expired = int(expired.Load())
 	if p := firstErr.Load(); p != nil {
 		// An error met decoding or inserting a key comes before anything
 		// the reader found later; the reader stopped on it otherwise.
