@@ -58,7 +58,8 @@ func (n *ZNode) Prev() *ZNode { return n.back }
 
 // ZSet is the value of a sorted set key: a skiplist whose links count the
 // elements they jump over (so rank and index lookups are O(log n)), a map
-// from member to node for O(1) scores, and a dense array of nodes for O(1)
+// from member to node for O(1) scores (from zDictMin members on; a smaller
+// set compares members one by one), and a dense array of nodes for O(1)
 // random members and a SCAN that survives removals.
 //
 // redis-server stores small sorted sets as a listpack; the structure here is
