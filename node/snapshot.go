@@ -343,8 +343,10 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	const (
 		batchKeys  = 1024
 		batchBytes = 256 << 10
-		// maxPending bounds the batches read and not yet inserted.
-		maxPending = 8
+		// maxPending bounds the batches read and not yet inserted: enough
+		// that a decoder descheduled for a while (on a loaded machine)
+		// does not stop the reader.
+		maxPending = 32
 	)
 	decoders := max(1, runtime.GOMAXPROCS(0)-1)
 	work := make(chan *loadBatch, decoders)
@@ -414,12 +416,24 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 		free = append(free, b)
 	}
 	// insertDecoded inserts the pending batches at the head that are
-	// decoded; with wait, it waits for the first one.
+	// decoded; with wait, it waits for the first one, decoding batches the
+	// decoders have not taken yet meanwhile.
 	insertDecoded := func(wait bool) {
 		for len(pending) > 0 {
 			b := pending[0]
 			if wait {
-				<-b.decoded
+			waiting:
+				for {
+					select {
+					case <-b.decoded:
+						break waiting
+					case w := <-work:
+						if firstErr.Load() == nil {
+							s.decodeBatch(&d, w, now, o.keepExpired, lfu, lru)
+						}
+						close(w.decoded)
+					}
+				}
 				wait = false
 			} else {
 				select {
