@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,11 +288,25 @@ func (s *Server) loadDataAtStart() error {
 	start := time.Now()
 	// Nothing else runs yet: no slot locks are needed, and every core may
 	// work on the load (decoding and inserting run in parallel).
-	if n := runtime.GOMAXPROCS(0); n < runtime.NumCPU() {
+	procs := runtime.GOMAXPROCS(0)
+	if procs < runtime.NumCPU() {
 		runtime.GOMAXPROCS(runtime.NumCPU())
-		defer runtime.GOMAXPROCS(n)
 	}
-	res, err := s.loadRDB(f, loadOpts{held: true, keepExpired: s.Role() != "master"})
+	// Nor is there garbage to speak of: what loading allocates is kept, so
+	// the collector stays off while the heap grows from nothing (each cycle
+	// would mark the same keys again). Its first cycle over the loaded
+	// keyspace then runs in the background, while the node serves, as any
+	// Go collection does; GOGC is restored once it has measured the heap,
+	// so that restoring it does not start a collection at once, with the
+	// node still starting (GOMAXPROCS would wait for it) and every
+	// allocation made to help it.
+	gcPercent := debug.SetGCPercent(-1)
+	res, err := s.loadRDB(f, loadOpts{held: true, keepExpired: s.Role() != "master", ownGC: true})
+	runtime.GOMAXPROCS(procs)
+	go func() {
+		runtime.GC()
+		debug.SetGCPercent(gcPercent)
+	}()
 	s.rdb.lastLoadLoaded.Store(int64(res.Loaded))
 	s.rdb.lastLoadExpired.Store(int64(res.Expired))
 	if err != nil {

@@ -414,3 +414,50 @@ func TestActiveExpireCapturesOnlyOnDelete(t *testing.T) {
 		t.Fatalf("loaded %d keys, err %v", res.Loaded, err)
 	}
 }
+
+// TestLoadStopsAtFirstBadKey: the parallel loader reports the first bad
+// key of the stream (a value that does not decode, a key met twice) as
+// reading key by key would, with every key before it loaded.
+func TestLoadStopsAtFirstBadKey(t *testing.T) {
+	const n, bad = 20000, 13000
+	file := func(badKey func(w *rdb.Writer)) []byte {
+		var buf bytes.Buffer
+		w := rdb.NewWriter(&buf, rdb.Options{})
+		w.SelectDB(0, n, 0)
+		for i := 0; i < n; i++ {
+			if i == bad {
+				badKey(w)
+			}
+			h := keyspace.NewHash()
+			h.Set([]byte("f"), []byte(strconv.Itoa(i)))
+			e := keyspace.NewObject(h)
+			if i%2 == 0 {
+				e = keyspace.NewString([]byte("v" + strconv.Itoa(i)))
+			}
+			w.Key(&rdb.Record{Key: []byte("k" + strconv.Itoa(i)), Entry: e})
+		}
+		w.Close()
+		return buf.Bytes()
+	}
+	for _, c := range []struct {
+		name, want string
+		badKey     func(w *rdb.Writer)
+	}{
+		{"duplicate", `duplicated key "k7" in database 0`, func(w *rdb.Writer) {
+			w.Key(&rdb.Record{Key: []byte("k7"), Entry: keyspace.NewString([]byte("x"))})
+		}},
+		{"corrupt", `key "bad": rdb: corrupt data`, func(w *rdb.Writer) {
+			// A hash listpack whose blob is no listpack.
+			w.Records([]byte{rdb.TypeHashListpack, 3, 'b', 'a', 'd', 3, 'x', 'y', 'z'})
+		}},
+	} {
+		tc := newTestServer(t)
+		res, err := tc.s.loadRDB(bytes.NewReader(file(c.badKey)), loadOpts{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("%s: error %v, want %q", c.name, err, c.want)
+		}
+		if res.Loaded != bad || tc.s.ks.DB(0).Len() != bad {
+			t.Fatalf("%s: loaded %d (%d keys), want %d", c.name, res.Loaded, tc.s.ks.DB(0).Len(), bad)
+		}
+	}
+}

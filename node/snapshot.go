@@ -269,6 +269,9 @@ type loadOpts struct {
 	keepExpired bool
 	// aux, when set, gets each auxiliary field (repl-id, repl-offset...).
 	aux func(key, value string)
+	// ownGC says the caller has set GOGC for the load (loadDataAtStart);
+	// otherwise loadRDB raises it to loadGCPercent meanwhile.
+	ownGC bool
 }
 
 // loadResult counts what loadRDB did.
@@ -293,43 +296,103 @@ const loadGCPercent = 1000
 // errDuplicateKey reports a key met twice while loading.
 var errDuplicateKey = errors.New("duplicated key")
 
-// loadItem is one key on its way from the decoder to the inserter.
-type loadItem struct {
-	db, slot int
-	key      string
-	e        *keyspace.Entry
-	expire   int64
+// loadRec is one key on its way from the reader to the keyspace: first
+// still encoded, its name and value bytes in its batch's buffer, then
+// decoded.
+type loadRec struct {
+	db               int
+	t                byte
+	keyOff, keyLen   int
+	bodyOff, bodyLen int
+	off              int64 // the body's offset in the stream, for errors
+	expire, idle     int64
+	freq             uint8
+	hasIdle, hasFreq bool
+	// Set by the decoder; e is nil for a key not to insert (an empty
+	// collection, or a key already expired).
+	slot int
+	key  string
+	e    *keyspace.Entry
 }
 
-// loadBatch is what the decoder hands the inserter at a time; ack, when
-// set, is closed once everything before it is in the keyspace.
+// loadBatch is a run of keys the reader hands a decoder at a time.
 type loadBatch struct {
-	items []loadItem
-	ack   chan struct{}
+	recs    []loadRec
+	buf     []byte
+	decoded chan struct{} // closed once recs are decoded
+	// err is the first decoding error, at recs[errAt]; the keys before it
+	// are inserted.
+	err     error
+	errAt   int
+	expired int
 }
 
-// loadRDB decodes on the calling goroutine and inserts on another, in
-// batches, so that with two procs decoding (about half the work) overlaps
-// the map inserts and allocations of the keyspace.
+// loadRDB loads an RDB stream in a pipeline. The calling goroutine reads
+// the stream and cuts it into batches of keys without decoding them;
+// decoders build the values of a batch at a time, in parallel; the calling
+// goroutine puts the decoded batches into the keyspace in stream order, so
+// that the outcome (and the first error) is that of reading the keys one
+// by one. It decodes a batch itself when the decoders are all busy, rather
+// than wait for them: a goroutine that waits on another wakes late when
+// every proc is taken (or the machine is loaded), and the pipeline would
+// stall with it.
 func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	var res loadResult
 	now := time.Now().UnixMilli()
 	lfu := s.policy().lfu()
 	lru := s.policy() == policyAllKeysLRU || s.policy() == policyVolatileLRU
 
-	const batchSize = 512
-	batches := make(chan loadBatch, 16)
-	free := make(chan []loadItem, 18)
-	var loaded atomic.Int64
-	var insertErr atomic.Pointer[error]
-	inserterDone := make(chan struct{})
-	go func() {
-		defer close(inserterDone)
-		for b := range batches {
-			for i := range b.items {
-				it := &b.items[i]
-				if insertErr.Load() != nil {
-					break
+	const (
+		batchKeys  = 1024
+		batchBytes = 256 << 10
+		// maxPending bounds the batches read and not yet inserted: enough
+		// that a decoder descheduled for a while (on a loaded machine)
+		// does not stop the reader.
+		maxPending = 32
+	)
+	decoders := max(1, runtime.GOMAXPROCS(0)-1)
+	work := make(chan *loadBatch, decoders)
+	var firstErr atomic.Pointer[error]
+	fail := func(err error) { firstErr.CompareAndSwap(nil, &err) }
+
+	var dwg sync.WaitGroup
+	for range decoders {
+		dwg.Add(1)
+		go func() {
+			defer dwg.Done()
+			var d rdb.Decoder
+			for b := range work {
+				if firstErr.Load() == nil {
+					s.decodeBatch(&d, b, now, o.keepExpired, lfu, lru)
+				}
+				close(b.decoded)
+			}
+		}()
+	}
+
+	var (
+		pending []*loadBatch // dispatched, not inserted, in stream order
+		free    []*loadBatch
+		d       rdb.Decoder
+	)
+	newBatch := func() *loadBatch {
+		if n := len(free); n > 0 {
+			b := free[n-1]
+			free = free[:n-1]
+			return b
+		}
+		return &loadBatch{recs: make([]loadRec, 0, batchKeys), buf: make([]byte, 0, batchBytes+4096)}
+	}
+	insert := func(b *loadBatch) {
+		if firstErr.Load() == nil {
+			n := len(b.recs)
+			if b.err != nil {
+				n = b.errAt
+			}
+			for i := range b.recs[:n] {
+				it := &b.recs[i]
+				if it.e == nil {
+					continue
 				}
 				db := s.ks.DB(it.db)
 				if !o.held {
@@ -340,63 +403,98 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 					s.ks.Unlock(it.slot)
 				}
 				if !ok {
-					err := fmt.Errorf("%w %q in database %d", errDuplicateKey, it.key, it.db)
-					insertErr.Store(&err)
+					fail(fmt.Errorf("rdb: at offset %d: %w %q in database %d", it.off, errDuplicateKey, it.key, it.db))
 					break
 				}
-				loaded.Add(1)
+				res.Loaded++
 			}
-			clear(b.items)
-			select {
-			case free <- b.items[:0]:
-			default:
-			}
-			if b.ack != nil {
-				close(b.ack)
+			res.Expired += b.expired
+			if b.err != nil {
+				fail(b.err)
 			}
 		}
-	}()
-	cur := make([]loadItem, 0, batchSize)
-	send := func(wait bool) {
-		b := loadBatch{items: cur}
-		if wait {
-			b.ack = make(chan struct{})
+		clear(b.recs)
+		b.recs, b.buf, b.err, b.errAt, b.expired, b.decoded = b.recs[:0], b.buf[:0], nil, 0, 0, nil
+		free = append(free, b)
+	}
+	// insertDecoded inserts the pending batches at the head that are
+	// decoded; with wait, it waits for the first one, decoding batches the
+	// decoders have not taken yet meanwhile.
+	insertDecoded := func(wait bool) {
+		for len(pending) > 0 {
+			b := pending[0]
+			if wait {
+			waiting:
+				for {
+					select {
+					case <-b.decoded:
+						break waiting
+					case w := <-work:
+						if firstErr.Load() == nil {
+							s.decodeBatch(&d, w, now, o.keepExpired, lfu, lru)
+						}
+						close(w.decoded)
+					}
+				}
+				wait = false
+			} else {
+				select {
+				case <-b.decoded:
+				default:
+					return
+				}
+			}
+			pending[0] = nil
+			pending = pending[1:]
+			insert(b)
 		}
-		batches <- b
+	}
+	cur := newBatch()
+	dispatch := func() {
+		if len(cur.recs) == 0 {
+			return
+		}
+		b := cur
+		b.decoded = make(chan struct{})
 		select {
-		case cur = <-free:
+		case work <- b:
 		default:
-			cur = make([]loadItem, 0, batchSize)
+			if firstErr.Load() == nil {
+				s.decodeBatch(&d, b, now, o.keepExpired, lfu, lru)
+			}
+			close(b.decoded)
 		}
-		if wait {
-			<-b.ack
+		pending = append(pending, b)
+		insertDecoded(false)
+		for len(pending) > maxPending {
+			insertDecoded(true)
+		}
+		cur = newBatch()
+	}
+	drain := func() {
+		dispatch()
+		for len(pending) > 0 {
+			insertDecoded(true)
 		}
 	}
 	h := rdb.Handler{
-		Key: func(rec *rdb.Record) error {
-			if p := insertErr.Load(); p != nil {
+		Raw: func(rec *rdb.Record, t byte, body []byte, off int64) error {
+			if p := firstErr.Load(); p != nil {
 				return *p
 			}
 			if rec.DB < 0 || rec.DB >= s.ks.NumDBs() {
 				return fmt.Errorf("database %d out of range (databases is %d)", rec.DB, s.ks.NumDBs())
 			}
-			if rec.Expire != 0 && rec.Expire < now && !o.keepExpired {
-				res.Expired++
-				return nil
-			}
-			e := rec.Entry
-			switch {
-			case lfu && rec.HasFreq:
-				e.Access = lfuMinutes()<<8 | uint32(rec.Freq)
-			case lru && rec.HasIdle:
-				clock := s.lruClock()
-				e.Access = (clock - uint32(min(rec.Idle, lruMask))) & lruMask
-			default:
-				e.Access = s.newAccess()
-			}
-			cur = append(cur, loadItem{db: rec.DB, slot: slots.Of(rec.Key), key: string(rec.Key), e: e, expire: rec.Expire})
-			if len(cur) == batchSize {
-				send(false)
+			b := cur
+			b.recs = append(b.recs, loadRec{
+				db: rec.DB, t: t, off: off,
+				keyOff: len(b.buf), keyLen: len(rec.Key),
+				bodyOff: len(b.buf) + len(rec.Key), bodyLen: len(body),
+				expire: rec.Expire, idle: rec.Idle, freq: rec.Freq, hasIdle: rec.HasIdle, hasFreq: rec.HasFreq,
+			})
+			b.buf = append(append(b.buf, rec.Key...), body...)
+			if len(b.recs) == batchKeys || len(b.buf) >= batchBytes {
+				dispatch()
 			}
 			return nil
 		},
@@ -404,11 +502,11 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	h.ResizeDB = func(d int, keys, expires uint64) error {
 		// Size the slot maps of a database being filled from empty for the
 		// counts announced, rather than growing them key by key. The keys
-		// decoded so far go in first.
+		// read so far go in first.
 		if d < 0 || d >= s.ks.NumDBs() || keys > 1<<32 {
 			return nil
 		}
-		send(true)
+		drain()
 		if !o.held {
 			s.ks.LockAll()
 			defer s.ks.UnlockAll()
@@ -426,18 +524,50 @@ func (s *Server) loadRDB(r io.Reader, o loadOpts) (loadResult, error) {
 	}
 	// Loading allocates mostly what it keeps: collecting while the heap
 	// grows from nothing would mark the same keys again and again.
-	defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
-	err := rdb.NewReader(r).Run(h)
-	if len(cur) > 0 {
-		batches <- loadBatch{items: cur}
+	if !o.ownGC {
+		defer debug.SetGCPercent(debug.SetGCPercent(loadGCPercent))
 	}
-	close(batches)
-	<-inserterDone
-	res.Loaded = int(loaded.Load())
-	if err == nil {
-		if p := insertErr.Load(); p != nil {
-			err = *p
-		}
+	err := rdb.NewReader(r).Run(h)
+	drain()
+	close(work)
+	dwg.Wait()
+	if p := firstErr.Load(); p != nil {
+		// An error met decoding or inserting a key comes before anything
+		// the reader found later; the reader stopped on it otherwise.
+		err = *p
 	}
 	return res, err
+}
+
+// decodeBatch builds the values of b's keys.
+func (s *Server) decodeBatch(d *rdb.Decoder, b *loadBatch, now int64, keepExpired, lfu, lru bool) {
+	// The names of a batch's keys share allocations (see keyspace.Arena).
+	keys := keyspace.NewArena(len(b.buf) / 2)
+	for i := range b.recs {
+		it := &b.recs[i]
+		key := b.buf[it.keyOff : it.keyOff+it.keyLen]
+		e, pos, err := d.Decode(it.t, b.buf[it.bodyOff:it.bodyOff+it.bodyLen])
+		if err == rdb.ErrEmptyKey {
+			continue
+		}
+		if err != nil {
+			b.err = fmt.Errorf("rdb: at offset %d: key %q: %w", it.off+int64(pos), key, err)
+			b.errAt = i
+			return
+		}
+		if it.expire != 0 && it.expire < now && !keepExpired {
+			b.expired++
+			continue
+		}
+		switch {
+		case lfu && it.hasFreq:
+			e.Access = lfuMinutes()<<8 | uint32(it.freq)
+		case lru && it.hasIdle:
+			clock := s.lruClock()
+			e.Access = (clock - uint32(min(it.idle, lruMask))) & lruMask
+		default:
+			e.Access = s.newAccess()
+		}
+		it.e, it.key, it.slot = e, keys.Str(key), slots.Of(key)
+	}
 }

@@ -30,6 +30,17 @@ type hashPair struct {
 // NewHash returns an empty listpack-encoded hash.
 func NewHash() *Hash { return &Hash{} }
 
+// NewHashSize returns an empty hash with room for n fields, already a
+// hashtable when n exceeds hash-max-listpack-entries (as it will be once
+// they are set).
+func NewHashSize(n int) *Hash {
+	h := &Hash{pairs: make([]hashPair, 0, n)}
+	if n > CurrentLimits().HashMaxListpackEntries {
+		h.index = make(map[string]int, n)
+	}
+	return h
+}
+
 // Encoding returns "listpack" or "hashtable".
 func (h *Hash) Encoding() string {
 	if h.index == nil {
@@ -120,7 +131,30 @@ func (h *Hash) SetString(field []byte, value string) (created bool) {
 		p.value = value
 		return false
 	}
-	f := string(field)
+	h.add(string(field), value)
+	return true
+}
+
+// SetOwned is SetString for a field the caller already owns as a string.
+func (h *Hash) SetOwned(field, value string) (created bool) {
+	if h.index == nil {
+		lim := CurrentLimits()
+		if len(field) > lim.HashMaxListpackValue || len(value) > lim.HashMaxListpackValue {
+			h.convert()
+		}
+	}
+	if i := h.find(bytesOf(field)); i >= 0 {
+		p := &h.pairs[i]
+		h.bytes += len(value) - len(p.value)
+		p.value = value
+		return false
+	}
+	h.add(field, value)
+	return true
+}
+
+// add appends a new pair, converting to a hashtable past the limits.
+func (h *Hash) add(f, value string) {
 	p := hashPair{field: f, value: value}
 	h.live++
 	h.bytes += len(f) + len(p.value)
@@ -129,7 +163,7 @@ func (h *Hash) SetString(field []byte, value string) (created bool) {
 		if h.live > CurrentLimits().HashMaxListpackEntries {
 			h.convert()
 		}
-		return true
+		return
 	}
 	var slot int
 	if n := len(h.free); n > 0 {
@@ -141,7 +175,6 @@ func (h *Hash) SetString(field []byte, value string) (created bool) {
 		h.pairs = append(h.pairs, p)
 	}
 	h.index[f] = slot
-	return true
 }
 
 // convert switches to the hashtable encoding.

@@ -180,6 +180,9 @@ type DB struct {
 	// the slot's lock and read without locks, so that SCAN, RANDOMKEY and
 	// eviction skip empty slots 64 at a time.
 	nonEmpty [slots.Count / 64]atomic.Uint64
+	// loadKeys and loadExpires are the map sizes Reserve asked for: Load
+	// makes a slot's maps that size when it first needs them.
+	loadKeys, loadExpires int
 }
 
 // emptyTables is what a database that was never written reads. It is
@@ -548,38 +551,25 @@ func (db *DB) SlotHasKeys(slot int) bool {
 	return db.nonEmpty[slot>>6].Load()&(1<<(slot&63)) != 0
 }
 
-// Reserve sizes the empty tables of every slot for about keys keys and
-// expires keys with a TTL spread evenly over the slots (the counts an RDB
-// file announces), so that loading does not grow each map step by step.
+// Reserve sizes the tables of every slot for about keys keys and expires
+// keys with a TTL spread evenly over the slots (the counts an RDB file
+// announces), so that loading does not grow each map step by step. The
+// maps are made by Load, as each slot gets its first key (on the goroutine
+// that inserts, rather than all at once before anything can be inserted).
 // The caller holds every slot lock or is alone (loading at start).
 func (db *DB) Reserve(keys, expires uint64) {
 	per := func(n uint64) int {
-		if n == 0 {
-			return 0
-		}
 		avg := float64(n) / slots.Count
 		// Keys fall into slots at random: leave room for the spread
 		// (about three standard deviations) so that few maps still grow.
-		return int(avg + 3*math.Sqrt(avg) + 1)
-	}
-	pk, pe := per(keys), per(expires)
-	if pk < 8 {
-		// Small maps are cheap to grow; not worth the memory up front.
-		return
-	}
-	tables := db.tables.Load()
-	if tables == &emptyTables {
-		tables = db.allocTables()
-	}
-	for s := range tables {
-		t := &tables[s].t
-		if t.n == 0 {
-			t.resize(recsFor(pk))
+		n = uint64(avg + 3*math.Sqrt(avg) + 1)
+		if n < 8 {
+			// Small maps are cheap to grow; not worth the memory up front.
+			return 0
 		}
-		if pe >= 8 && t.expires == nil {
-			t.expires = make(map[*Entry]int64, pe)
-		}
+		return int(n)
 	}
+	db.loadKeys, db.loadExpires = per(keys), per(expires)
 }
 
 // Load adds a key read from a file: SetWithExpire for a key that should
@@ -593,6 +583,9 @@ func (db *DB) Load(slot int, k string, e *Entry, ms int64) bool {
 	h := hashKey(kb)
 	var i uint32
 	var old *Entry
+	if t.recs == nil && db.loadKeys > 0 {
+		t.resize(recsFor(db.loadKeys))
+	}
 	if t.recs != nil {
 		i, old = t.find(kb, h)
 	}
@@ -609,6 +602,9 @@ func (db *DB) Load(slot int, k string, e *Entry, ms int64) bool {
 	db.ks.charge(slot, t, e, chargeFor(len(k), e), 0)
 	db.count.Add(1)
 	if ms != 0 {
+		if t.expires == nil && db.loadExpires > 0 {
+			t.expires = make(map[*Entry]int64, db.loadExpires)
+		}
 		db.addExpire(t, e, ms)
 	}
 	return true

@@ -21,6 +21,14 @@ const minListCap = 8
 // NewList returns an empty list.
 func NewList() *List { return &List{} }
 
+// NewListSize returns an empty list with room for n elements.
+func NewListSize(n int) *List {
+	if n <= 0 {
+		return &List{}
+	}
+	return &List{buf: make([]string, ringCap(n))}
+}
+
 // Encoding reports "quicklist": redis-server 7.0 encodes every list so.
 func (l *List) Encoding() string { return "quicklist" }
 

@@ -24,12 +24,17 @@ type Set struct {
 	idx     map[string]int // hash table form: member -> position in members
 	members []string
 	bytes   int // sum of member lengths in the hash table form
+	hint    int // members expected, for the hash table's first size
 }
 
 var _ Object = (*Set)(nil)
 
 // NewSet returns an empty set in the intset form.
 func NewSet() *Set { return &Set{} }
+
+// NewSetSize returns an empty set in the intset form that expects n
+// members: should it become a hash table, that is made for n.
+func NewSetSize(n int) *Set { return &Set{hint: n} }
 
 // IsIntset reports whether the set is in the intset form.
 func (s *Set) IsIntset() bool { return s.idx == nil }
@@ -136,8 +141,10 @@ func (s *Set) AddString(m string) bool {
 }
 
 func (s *Set) toHashtable() {
-	s.idx = make(map[string]int, len(s.ints)+1)
-	s.members = make([]string, 0, len(s.ints)+1)
+	n := max(len(s.ints)+1, s.hint)
+	s.idx = make(map[string]int, n)
+	s.members = make([]string, 0, n)
+	s.hint = 0
 	for _, v := range s.ints {
 		k := strconv.FormatInt(v, 10)
 		s.idx[k] = len(s.members)

@@ -58,7 +58,8 @@ func (n *ZNode) Prev() *ZNode { return n.back }
 
 // ZSet is the value of a sorted set key: a skiplist whose links count the
 // elements they jump over (so rank and index lookups are O(log n)), a map
-// from member to node for O(1) scores, and a dense array of nodes for O(1)
+// from member to node for O(1) scores (from zDictMin members on; a smaller
+// set compares members one by one), and a dense array of nodes for O(1)
 // random members and a SCAN that survives removals.
 //
 // redis-server stores small sorted sets as a listpack; the structure here is
@@ -78,13 +79,61 @@ type ZSet struct {
 
 var _ Object = (*ZSet)(nil)
 
+// zHeadLevels is the height a new set's head starts with; the head is
+// replaced by a taller one when a node needs more levels (growHead). Most
+// sets are small, and a head of zMaxLevel links would be their largest
+// allocation.
+const zHeadLevels = 4
+
+// zDictMin is the size from which a set indexes its members in a map;
+// below it a member is found by comparing it with each (a small set is
+// one allocation less, and about as fast to search).
+const zDictMin = 16
+
 // NewZSet returns an empty sorted set.
 func NewZSet() *ZSet {
 	return &ZSet{
-		head:  newZNode("", zMaxLevel),
+		head:  newZNode("", zHeadLevels),
 		level: 1,
-		dict:  make(map[string]*ZNode),
 	}
+}
+
+// NewZSetSize returns an empty sorted set with room for n members.
+func NewZSetSize(n int) *ZSet {
+	z := NewZSet()
+	z.all = make([]*ZNode, 0, n)
+	if n >= zDictMin {
+		z.dict = make(map[string]*ZNode, n)
+	}
+	return z
+}
+
+// lookup returns the node of member m, or nil.
+func (z *ZSet) lookup(m string) *ZNode {
+	if z.dict != nil {
+		return z.dict[m]
+	}
+	for _, n := range z.all {
+		if n.Member == m {
+			return n
+		}
+	}
+	return nil
+}
+
+// growHead replaces the head by one of at least h levels.
+func (z *ZSet) growHead(h int) {
+	old := z.head
+	c := zHeadLevels
+	for c < h {
+		c *= 2
+	}
+	nh := newZNode("", c)
+	nh.next = old.next
+	for i := 1; i < int(old.h); i++ {
+		*nh.up(i) = *old.up(i)
+	}
+	z.head = nh
 }
 
 // Encoding implements Object.
@@ -127,11 +176,11 @@ func (z *ZSet) Clone() Object {
 }
 
 // Get returns the node of member m, or nil.
-func (z *ZSet) Get(m []byte) *ZNode { return z.dict[string(m)] }
+func (z *ZSet) Get(m []byte) *ZNode { return z.lookup(string(m)) }
 
 // Score returns the score of m.
 func (z *ZSet) Score(m []byte) (float64, bool) {
-	n := z.dict[string(m)]
+	n := z.lookup(string(m))
 	if n == nil {
 		return 0, false
 	}
@@ -158,7 +207,7 @@ func randomLevel() int {
 
 // Add sets the score of m (copied if new) and reports whether m is new.
 func (z *ZSet) Add(m []byte, score float64) (added bool) {
-	if n := z.dict[string(m)]; n != nil {
+	if n := z.lookup(string(m)); n != nil {
 		z.SetScore(n, score)
 		return false
 	}
@@ -176,7 +225,14 @@ func (z *ZSet) Insert(m string, score float64) *ZNode {
 	z.link(n, z.canon(score), len(z.all))
 	n.setIndex(len(z.all))
 	z.all = append(z.all, n)
-	z.dict[m] = n
+	if z.dict != nil {
+		z.dict[m] = n
+	} else if len(z.all) >= zDictMin {
+		z.dict = make(map[string]*ZNode, len(z.all))
+		for _, x := range z.all {
+			z.dict[x.Member] = x
+		}
+	}
 	z.bytes += len(m)
 	return n
 }
@@ -234,6 +290,9 @@ func (z *ZSet) link(n *ZNode, score float64, length int) {
 	var update [zMaxLevel]*zLevel
 	var rank [zMaxLevel]int
 	h := int(n.h)
+	if h > int(z.head.h) {
+		z.growHead(h)
+	}
 	x := z.head
 	r := 0
 	for i := z.level - 1; i >= 1; i-- {
@@ -343,7 +402,7 @@ func (z *ZSet) SetScore(n *ZNode, score float64) {
 
 // Remove deletes member m and reports whether it was present.
 func (z *ZSet) Remove(m []byte) bool {
-	n := z.dict[string(m)]
+	n := z.lookup(string(m))
 	if n == nil {
 		return false
 	}
@@ -354,7 +413,9 @@ func (z *ZSet) Remove(m []byte) bool {
 // RemoveNode deletes n. Its Member and Score stay readable.
 func (z *ZSet) RemoveNode(n *ZNode) {
 	z.unlink(n)
-	delete(z.dict, n.Member)
+	if z.dict != nil {
+		delete(z.dict, n.Member)
+	}
 	last := len(z.all) - 1
 	if i := n.index(); i != last {
 		z.all[i] = z.all[last]

@@ -179,7 +179,7 @@ func checkLinks(t *testing.T, z *ZSet) {
 			t.Fatalf("%s: height %d, list level %d", n.Member, n.h, z.level)
 		}
 	}
-	for lv := 1; lv < zMaxLevel; lv++ {
+	for lv := 1; lv < int(z.head.h); lv++ {
 		if lv >= z.level {
 			if z.head.up(lv).next != nil {
 				t.Fatalf("head link above list level %d", lv)

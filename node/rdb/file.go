@@ -70,6 +70,13 @@ type Handler struct {
 	// Function gets the code of each function library; without it a file
 	// with functions fails with ErrFunctions.
 	Function func(code []byte) error
+	// Raw, when set, is called for each key instead of Key, with the value
+	// not decoded: its type and body (which DecodeValue decodes) and the
+	// body's offset in the stream. Only the body's framing has been
+	// checked. r, r.Key and body are reused after it returns; r.Entry is
+	// nil. A collection with no elements is passed on too (DecodeValue
+	// then returns ErrEmptyKey).
+	Raw func(r *Record, t byte, body []byte, off int64) error
 	// ModuleAux is called for module auxiliary data; returning nil skips
 	// the data. Without it such a file fails, as in redis-server without
 	// the module.
@@ -230,6 +237,19 @@ func (rd *Reader) run(h Handler) error {
 				return err
 			}
 			keyBuf = append(keyBuf[:0], k...)
+			if h.Raw != nil {
+				off := s.off + int64(s.pos)
+				body, err := s.rawValue(t)
+				if err != nil {
+					return fmt.Errorf("key %q: %w", keyBuf, err)
+				}
+				rec.Key = keyBuf
+				if err := h.Raw(&rec, t, body, off); err != nil {
+					return err
+				}
+				rec = Record{DB: rec.DB}
+				continue
+			}
 			e, err := s.readValue(t)
 			switch {
 			case err == ErrEmptyKey:

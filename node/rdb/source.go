@@ -22,6 +22,13 @@ type source struct {
 	// counts them, for the file checksum and error offsets.
 	crc uint64
 	off int64
+	// mark, while marked, is the start of bytes fill must keep in the
+	// window (a value being skipped whole, see rawValue).
+	mark   int
+	marked bool
+	// scratch holds a string readString decoded (an integer's text, an
+	// LZF string's bytes), reused from one string to the next.
+	scratch []byte
 }
 
 func (s *source) remaining() int { return len(s.buf) - s.pos }
@@ -59,19 +66,25 @@ func (s *source) byte() (byte, error) {
 
 // fill makes at least n unread bytes available from the stream.
 func (s *source) fill(n int) error {
-	if s.pos > 0 {
-		s.crc = CRC64(s.crc, s.buf[:s.pos])
-		s.off += int64(s.pos)
-		k := copy(s.buf, s.buf[s.pos:])
+	keep := s.pos
+	if s.marked {
+		keep = s.mark
+	}
+	if keep > 0 {
+		s.crc = CRC64(s.crc, s.buf[:keep])
+		s.off += int64(keep)
+		k := copy(s.buf, s.buf[keep:])
 		s.buf = s.buf[:k]
-		s.pos = 0
+		s.pos -= keep
+		s.mark -= keep
 	}
 	const chunk = 64 << 10
+	n += s.pos
 	for len(s.buf) < n {
 		if len(s.buf) == cap(s.buf) {
-			// Grow toward n, by at most the data already buffered plus a
-			// chunk at a time.
-			c := max(chunk, min(n, max(2*cap(s.buf), len(s.buf)+chunk)))
+			// Grow toward n (at least a chunk more), by at most the data
+			// already buffered plus a chunk at a time.
+			c := max(chunk, min(max(n, len(s.buf)+chunk), max(2*cap(s.buf), len(s.buf)+chunk)))
 			nb := make([]byte, len(s.buf), c)
 			copy(nb, s.buf)
 			s.buf = nb

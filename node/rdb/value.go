@@ -125,8 +125,12 @@ func (s *source) length() (int, error) {
 	return int(n), nil
 }
 
+// scratchMax bounds the scratch buffer a source keeps between strings.
+const scratchMax = 64 << 10
+
 // readString reads a string in any encoding. The result may alias the
-// input window: it is valid until the next read.
+// input window or the source's scratch buffer: it is valid until the next
+// read.
 func (s *source) readString() ([]byte, error) {
 	n, enc, err := s.readLen()
 	if err != nil {
@@ -144,19 +148,22 @@ func (s *source) readString() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return strconv.AppendInt(nil, int64(int8(c)), 10), nil
+		s.scratch = strconv.AppendInt(s.scratch[:0], int64(int8(c)), 10)
+		return s.scratch, nil
 	case lenEncInt16:
 		b, err := s.take(2)
 		if err != nil {
 			return nil, err
 		}
-		return strconv.AppendInt(nil, int64(int16(binary.LittleEndian.Uint16(b))), 10), nil
+		s.scratch = strconv.AppendInt(s.scratch[:0], int64(int16(binary.LittleEndian.Uint16(b))), 10)
+		return s.scratch, nil
 	case lenEncInt32:
 		b, err := s.take(4)
 		if err != nil {
 			return nil, err
 		}
-		return strconv.AppendInt(nil, int64(int32(binary.LittleEndian.Uint32(b))), 10), nil
+		s.scratch = strconv.AppendInt(s.scratch[:0], int64(int32(binary.LittleEndian.Uint32(b))), 10)
+		return s.scratch, nil
 	case lenEncLZF:
 		clen, err := s.length()
 		if err != nil {
@@ -173,9 +180,12 @@ func (s *source) readString() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		out, err := lzfDecompress(nil, in, ulen)
+		out, err := lzfDecompress(s.scratch[:0], in, ulen)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+		}
+		if cap(out) <= scratchMax {
+			s.scratch = out
 		}
 		return out, nil
 	}
@@ -548,13 +558,14 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		if n == 0 {
 			return nil, ErrEmptyKey
 		}
-		l := keyspace.NewList()
+		l := keyspace.NewListSize(min(n, s.remaining()))
+		a := keyspace.NewArena(0)
 		for i := 0; i < n; i++ {
 			v, err := s.readString()
 			if err != nil {
 				return nil, err
 			}
-			l.PushBack(string(v))
+			l.PushBack(a.Str(v))
 		}
 		return keyspace.NewObject(l), nil
 	case TypeSet:
@@ -565,13 +576,20 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		if n == 0 {
 			return nil, ErrEmptyKey
 		}
-		st := keyspace.NewSet()
+		st := keyspace.NewSetSize(min(n, s.remaining()))
+		a := keyspace.NewArena(0)
 		for i := 0; i < n; i++ {
 			v, err := s.readString()
 			if err != nil {
 				return nil, err
 			}
-			if !st.Add(v) {
+			var added bool
+			if st.IsIntset() {
+				added = st.Add(v)
+			} else {
+				added = st.AddString(a.Str(v))
+			}
+			if !added {
 				return nil, corrupt("duplicate set member")
 			}
 		}
@@ -584,13 +602,14 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		if n == 0 {
 			return nil, ErrEmptyKey
 		}
-		z := keyspace.NewZSet()
+		z := keyspace.NewZSetSize(min(n, s.remaining()))
+		a := keyspace.NewArena(0)
 		for i := 0; i < n; i++ {
 			m, err := s.readString()
 			if err != nil {
 				return nil, err
 			}
-			ms := string(m)
+			ms := a.Str(m)
 			var f float64
 			if t == TypeZSet2 {
 				fb, err := s.take(8)
@@ -615,19 +634,19 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		if n == 0 {
 			return nil, ErrEmptyKey
 		}
-		h := keyspace.NewHash()
-		var fb []byte // the field, copied: reading the value may move the window
+		h := keyspace.NewHashSize(min(n, s.remaining()))
+		a := keyspace.NewArena(0)
 		for i := 0; i < n; i++ {
 			f, err := s.readString()
 			if err != nil {
 				return nil, err
 			}
-			fb = append(fb[:0], f...)
+			fs := a.Str(f) // copied: reading the value may move the window
 			v, err := s.readString()
 			if err != nil {
 				return nil, err
 			}
-			if !h.SetString(fb, string(v)) {
+			if !h.SetOwned(fs, a.Str(v)) {
 				return nil, corrupt("duplicate hash field")
 			}
 		}
@@ -697,7 +716,8 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		z := keyspace.NewZSet()
+		z := keyspace.NewZSetSize(blobCount(t == TypeZSetZiplist, blob) / 2)
+		a := keyspace.NewArena(len(blob))
 		var member string
 		odd := false
 		walk := lpWalk
@@ -706,7 +726,7 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		}
 		_, err = walk(blob, func(e elem) error {
 			if !odd {
-				member, odd = e.String(), true
+				member, odd = e.str(&a), true
 				return nil
 			}
 			odd = false
@@ -734,8 +754,9 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		if err != nil {
 			return nil, err
 		}
-		h := keyspace.NewHash()
-		var field []byte
+		h := keyspace.NewHashSize(blobCount(t == TypeHashZiplist, blob) / 2)
+		a := keyspace.NewArena(len(blob))
+		var field string
 		odd := false
 		walk := lpWalk
 		if t == TypeHashZiplist {
@@ -743,11 +764,11 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		}
 		_, err = walk(blob, func(e elem) error {
 			if !odd {
-				field, odd = e.appendTo(field[:0]), true
+				field, odd = e.str(&a), true
 				return nil
 			}
 			odd = false
-			if !h.SetString(field, e.String()) {
+			if !h.SetOwned(field, e.str(&a)) {
 				return corrupt("duplicate hash field")
 			}
 			return nil
@@ -818,8 +839,9 @@ func (s *source) readStringDouble() (float64, error) {
 // of ziplists, and a quicklist of listpack or plain nodes.
 func (s *source) readList(t byte) (*keyspace.Entry, error) {
 	l := keyspace.NewList()
+	var a keyspace.Arena
 	push := func(e elem) error {
-		l.PushBack(e.String())
+		l.PushBack(e.str(&a))
 		return nil
 	}
 	nodes := 1
@@ -845,9 +867,12 @@ func (s *source) readList(t byte) (*keyspace.Entry, error) {
 		if err != nil {
 			return nil, err
 		}
+		if i == 0 {
+			a = keyspace.NewArena(len(blob))
+		}
 		switch {
 		case container == qlPlain:
-			l.PushBack(string(blob))
+			l.PushBack(a.Str(blob))
 		case t == TypeListQuicklist2:
 			_, err = lpWalk(blob, push)
 		default:
@@ -861,4 +886,145 @@ func (s *source) readList(t byte) (*keyspace.Entry, error) {
 		return nil, ErrEmptyKey
 	}
 	return keyspace.NewObject(l), nil
+}
+
+// skipString reads past a string in any encoding without decoding it.
+func (s *source) skipString() error {
+	n, enc, err := s.readLen()
+	if err != nil {
+		return err
+	}
+	if !enc {
+		if n > math.MaxInt {
+			return ErrTruncated
+		}
+		_, err = s.take(int(n))
+		return err
+	}
+	switch n {
+	case lenEncInt8:
+		_, err = s.take(1)
+	case lenEncInt16:
+		_, err = s.take(2)
+	case lenEncInt32:
+		_, err = s.take(4)
+	case lenEncLZF:
+		var clen int
+		if clen, err = s.length(); err != nil {
+			return err
+		}
+		if _, err = s.length(); err != nil {
+			return err
+		}
+		_, err = s.take(clen)
+	default:
+		err = fmt.Errorf("%w: unknown string encoding %d", ErrCorrupt, n)
+	}
+	return err
+}
+
+// skipValue reads past a value of type t, checking only its framing (the
+// lengths that say where it ends). A type it does not know is read by
+// readValue, for its error.
+func (s *source) skipValue(t byte) error {
+	switch t {
+	case TypeString, TypeHashZipmap, TypeListZiplist, TypeSetIntset, TypeZSetZiplist,
+		TypeHashZiplist, TypeHashListpack, TypeZSetListpack, TypeSetListpack:
+		return s.skipString()
+	case TypeList, TypeSet, TypeZSet, TypeZSet2, TypeHash, TypeListQuicklist, TypeListQuicklist2:
+		n, err := s.length()
+		if err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			if t == TypeListQuicklist2 {
+				if _, err := s.length(); err != nil {
+					return err
+				}
+			}
+			if err := s.skipString(); err != nil {
+				return err
+			}
+			switch t {
+			case TypeHash:
+				err = s.skipString()
+			case TypeZSet2:
+				_, err = s.take(8)
+			case TypeZSet:
+				var c byte
+				if c, err = s.byte(); err == nil && c < 253 {
+					_, err = s.take(int(c))
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	_, err := s.readValue(t)
+	return err
+}
+
+// rawValue reads past a value of type t and returns its bytes, valid
+// until the next read.
+func (s *source) rawValue(t byte) ([]byte, error) {
+	s.mark, s.marked = s.pos, true
+	err := s.skipValue(t)
+	s.marked = false
+	if err != nil {
+		return nil, err
+	}
+	return s.buf[s.mark:s.pos:s.pos], nil
+}
+
+// DecodeValue decodes the body of a value of type t, as a Handler's Raw
+// callback gets it, the way the Key callback would have got it decoded.
+// On error it also returns how far into body decoding got.
+func DecodeValue(t byte, body []byte) (*keyspace.Entry, int, error) {
+	var d Decoder
+	return d.Decode(t, body)
+}
+
+// A Decoder is DecodeValue with buffers kept from one value to the next.
+// It is not safe for concurrent use.
+type Decoder struct {
+	s source
+}
+
+// Decode is DecodeValue.
+func (d *Decoder) Decode(t byte, body []byte) (*keyspace.Entry, int, error) {
+	d.s.buf, d.s.pos = body, 0
+	e, err := d.s.readValue(t)
+	if err == nil && d.s.pos != len(body) {
+		err = corrupt("value shorter than its framing")
+	}
+	d.s.buf = nil
+	return e, d.s.pos, err
+}
+
+// blobCount is the element count a listpack (or ziplist) header
+// announces, 0 when it is not given or the blob is too short.
+func blobCount(ziplist bool, blob []byte) int {
+	at := 4
+	if ziplist {
+		at = 8
+	}
+	if len(blob) < at+2 {
+		return 0
+	}
+	n := int(binary.LittleEndian.Uint16(blob[at:]))
+	if n == 65535 {
+		return 0
+	}
+	return n
+}
+
+// str returns the string form of e, made in a.
+func (e elem) str(a *keyspace.Arena) string {
+	if !e.isInt {
+		return a.Str(e.s)
+	}
+	var nb [20]byte
+	return a.Str(strconv.AppendInt(nb[:0], e.v, 10))
 }
