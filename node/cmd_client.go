@@ -186,13 +186,8 @@ func cmdClientPause(x *Ctx) {
 		x.W.Error(ErrSyntax)
 		return
 	}
-	ms, ok := ParseInt(x.Args[2])
+	ms, ok := x.TimeoutMs(2)
 	if !ok {
-		x.W.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		x.W.Error("ERR timeout is negative")
 		return
 	}
 	mode := pauseAll

@@ -179,13 +179,8 @@ func cmdClusterSetSlot(x *Ctx) {
 	// An optional TIMEOUT <ms> bounds the wait for the replicas' ACK.
 	timeout := setSlotDefaultTimeout
 	if base > 0 && len(x.Args) == base+2 && strings.EqualFold(x.Arg(base), "timeout") {
-		ms, ok := ParseInt(x.Args[base+1])
+		ms, ok := x.TimeoutMs(base + 1)
 		if !ok {
-			x.W.Error("ERR timeout is not an integer or out of range")
-			return
-		}
-		if ms < 0 {
-			x.W.Error("ERR timeout is negative")
 			return
 		}
 		timeout = time.Duration(ms) * time.Millisecond

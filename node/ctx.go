@@ -245,6 +245,22 @@ func (x *Ctx) Int(i int) (int64, bool) {
 	return n, ok
 }
 
+// TimeoutMs reads argument i as a timeout in milliseconds (WAIT, CLIENT
+// PAUSE, CLUSTER SETSLOT ... TIMEOUT), answering redis-server's errors when
+// it is not an integer or negative.
+func (x *Ctx) TimeoutMs(i int) (int64, bool) {
+	ms, ok := ParseInt(x.Args[i])
+	if !ok {
+		x.W.Error("ERR timeout is not an integer or out of range")
+		return 0, false
+	}
+	if ms < 0 {
+		x.W.Error("ERR timeout is negative")
+		return 0, false
+	}
+	return ms, true
+}
+
 // ParseInt parses b with redis-server's string2ll rules.
 func ParseInt(b []byte) (int64, bool) { return resp.ParseInt(b) }
 

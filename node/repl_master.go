@@ -640,13 +640,8 @@ func cmdWait(x *Ctx) {
 	if !ok {
 		return
 	}
-	ms, ok := ParseInt(x.Args[2])
+	ms, ok := x.TimeoutMs(2)
 	if !ok {
-		x.W.Error("ERR timeout is not an integer or out of range")
-		return
-	}
-	if ms < 0 {
-		x.W.Error("ERR timeout is negative")
 		return
 	}
 	r := &s.repl
