@@ -15,16 +15,7 @@ import (
 // ephemeral range.
 func failoverPorts(t *testing.T, n int) []int {
 	t.Helper()
-	var out []int
-	for p := 24000; len(out) < n && p < 24250; p++ {
-		if portFree(p) && portFree(p+250) {
-			out = append(out, p)
-		}
-	}
-	if len(out) < n {
-		t.Fatal("no free ports")
-	}
-	return out
+	return freePorts(t, 24000, 24250, n, 250)
 }
 
 func startFailoverMember(t *testing.T, port int, dir string) *clusterMember {

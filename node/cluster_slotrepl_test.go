@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotd/slotd/node/config"
 	"github.com/slotd/slotd/slots"
 )
 
@@ -25,33 +24,16 @@ import (
 // are free.
 func migPorts(t *testing.T, n int) []int {
 	t.Helper()
-	var out []int
-	for p := 21000; len(out) < n && p < 21250; p++ {
-		if portFree(p) && portFree(p+10000) {
-			out = append(out, p)
-		}
-	}
-	if len(out) < n {
-		t.Fatal("no free ports in 21000-21249")
-	}
-	return out
+	return freePorts(t, 21000, 21250, n, 10000)
 }
 
 func startMigMember(t *testing.T, port int, dir string) *clusterMember {
 	t.Helper()
-	cfg, err := config.Load([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
-		"--cluster-node-timeout", "1000", "--repl-diskless-sync-delay", "0", "--save", "",
-		"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf")})
+	m, err := startMember(t, port, dir, "--repl-diskless-sync-delay", "0", "--save", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(cfg, nil)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve()
-	m := &clusterMember{s: s, tc: &testClient{t: t, s: s, c: s.testClient()}, port: port, dir: dir}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { m.s.Close() })
 	return m
 }
 

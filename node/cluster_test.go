@@ -31,6 +31,22 @@ func clusterPorts(t *testing.T, n int) []int {
 	return out
 }
 
+// freePorts returns n client ports in [lo, hi) whose cluster bus ports
+// (client port + bus) are free too.
+func freePorts(t *testing.T, lo, hi, n, bus int) []int {
+	t.Helper()
+	var out []int
+	for p := lo; len(out) < n && p < hi; p++ {
+		if portFree(p) && portFree(p+bus) {
+			out = append(out, p)
+		}
+	}
+	if len(out) < n {
+		t.Fatalf("no free ports in %d-%d", lo, hi-1)
+	}
+	return out
+}
+
 func portFree(p int) bool {
 	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 	if err != nil {

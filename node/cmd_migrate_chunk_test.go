@@ -20,16 +20,7 @@ import (
 // the range the migration tests own.
 func reshardPorts(t *testing.T, n int) []int {
 	t.Helper()
-	var out []int
-	for p := 24500 + os.Getpid()%300; len(out) < n && p < 25000; p++ {
-		if portFree(p) && portFree(p+10000) {
-			out = append(out, p)
-		}
-	}
-	if len(out) < n {
-		t.Fatal("no free ports")
-	}
-	return out
+	return freePorts(t, 24500+os.Getpid()%300, 25000, n, 10000)
 }
 
 // twoMasters starts two in-process masters, A with slots 0-8191 and B with
