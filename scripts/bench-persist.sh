@@ -295,8 +295,10 @@ ratio() { python3 -c "print('%.2f' % ($2 / $1) if $1 > 0 else 'n/a')"; }
 	echo "  a BGSAVE. What the snapshot itself holds is its 64 KB write buffer, one slot's encoding, about"
 	echo "  0.5 MB of per-slot bookkeeping and the captured-slot buffers (rdb_last_cow_size)."
 	echo "* Load time counts from exec: it includes process start-up and, for slotd, the Go runtime."
-	echo "  slotd decodes and inserts on two goroutines at start (every core), so its CPU time can exceed"
-	echo "  its wall time. On a shared machine the CPU times are the steadier figures."
+	echo "  slotd reads the file on one goroutine and decodes values on the others (one per core), so its"
+	echo "  CPU time can exceed its wall time; its collector stays off until the data is in and makes its"
+	echo "  first pass while the node already answers (not counted here). On a shared machine the CPU"
+	echo "  times are the steadier figures."
 	echo
 	echo "Per run:"
 	echo
