@@ -78,10 +78,6 @@ var clusterDiffAllowed = map[string]string{
 	"eval-moved":     "gap: slotd has no scripting yet (EVAL is an unknown command)",
 	"eval-crossslot": "gap: slotd has no scripting yet (EVAL is an unknown command)",
 	"eval-nokeys":    "gap: slotd has no scripting yet (EVAL is an unknown command)",
-
-	// gaps
-	"getkeysinslot-order": "gap: redis-server 7.0 keeps a slot's keys newest first (a new key goes to the head " +
-		"of the slot's list), slotd returns them oldest first",
 }
 
 // slotdInfoFieldsRE matches the CLUSTER INFO lines only slotd writes.
@@ -481,8 +477,9 @@ func (d *clusterDiff) queries(proto int) {
 	}
 	c("countkeysinslot-arity", "CLUSTER", "COUNTKEYSINSLOT")
 	d.check("getkeysinslot", 0, proto, norm{sortTop: true}, "CLUSTER", "GETKEYSINSLOT", "100", "10")
-	c("getkeysinslot-order", "CLUSTER", "GETKEYSINSLOT", "100", "10")
-	c("getkeysinslot-order", "CLUSTER", "GETKEYSINSLOT", "100", "1")
+	// The order of a slot's keys is not compared: slotd's follows its hash
+	// table, seeded per process, so it may or may not match redis-server's
+	// newest-first order (docs/DIFFERENCES.md); the sorted reply above is.
 	c("getkeysinslot", "CLUSTER", "GETKEYSINSLOT", "100", "0")
 	c("getkeysinslot", "CLUSTER", "GETKEYSINSLOT", "6000", "10")
 	for _, a := range [][]string{{"-1", "1"}, {"16384", "1"}, {"100", "-1"}, {"abc", "1"}, {"100", "abc"}, {"100"}} {
