@@ -10,12 +10,14 @@ import (
 	"github.com/slotd/slotd/node/config"
 )
 
-// failoverPorts returns n client ports in 24000-24249 whose bus ports
+// failoverPorts returns n client ports in 21500-21749 whose bus ports
 // (client port + 250, set with cluster-port) are free: both below the
-// ephemeral range.
+// ephemeral range, and apart from every e2e family's ports (e2e's failover
+// tests kill nodes in 24000-24499: a node of this package taking a killed
+// node's port would answer that test's clients).
 func failoverPorts(t *testing.T, n int) []int {
 	t.Helper()
-	return freePorts(t, 24000, 24250, n, 250)
+	return freePorts(t, 21500, 21750, n, 250)
 }
 
 func startFailoverMember(t *testing.T, port int, dir string) *clusterMember {

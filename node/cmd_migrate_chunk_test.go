@@ -230,6 +230,10 @@ func TestChunkedMoveLatency(t *testing.T) {
 		t.Logf("load average %.1f on %d CPUs: latency figures reported, not checked", load, runtime.NumCPU())
 		return
 	}
+	if raceOn {
+		t.Log("race detector on: latency figures reported, not checked (go test ./node -run TestChunkedMoveLatency checks them)")
+		return
+	}
 	if longest > 50*time.Millisecond {
 		t.Errorf("one migration command ran (held the slot lock) for %v", longest)
 	}
