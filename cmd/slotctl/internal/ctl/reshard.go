@@ -587,27 +587,8 @@ func (m *mover) applyFix(ctx context.Context, f migrate.Fix, byID map[string]*No
 		}
 		return n, nil
 	}
-	switch f.Kind {
-	case migrate.FixFinish:
-		src, err := node(f.From)
-		if err != nil {
-			return err
-		}
-		dst, err := node(f.To)
-		if err != nil {
-			return err
-		}
-		for _, id := range f.Stable {
-			n, err := node(id)
-			if err != nil {
-				return err
-			}
-			if err := m.setslot(ctx, n, f.Slot, "STABLE", ""); err != nil {
-				return err
-			}
-		}
-		return m.moveSlot(ctx, f.Slot, src, dst, false)
-	case migrate.FixRollback, migrate.FixClear:
+	// stable closes the slot on the nodes the plan names.
+	stable := func() error {
 		for _, id := range f.Stable {
 			n, err := node(id)
 			if err != nil {
@@ -618,6 +599,23 @@ func (m *mover) applyFix(ctx context.Context, f migrate.Fix, byID map[string]*No
 			}
 		}
 		return nil
+	}
+	switch f.Kind {
+	case migrate.FixFinish:
+		src, err := node(f.From)
+		if err != nil {
+			return err
+		}
+		dst, err := node(f.To)
+		if err != nil {
+			return err
+		}
+		if err := stable(); err != nil {
+			return err
+		}
+		return m.moveSlot(ctx, f.Slot, src, dst, false)
+	case migrate.FixRollback, migrate.FixClear:
+		return stable()
 	case migrate.FixAssign:
 		to, err := node(f.To)
 		if err != nil {
@@ -667,14 +665,8 @@ func (m *mover) applyFix(ctx context.Context, f migrate.Fix, byID map[string]*No
 				return err
 			}
 		}
-		for _, id := range f.Stable {
-			n, err := node(id)
-			if err != nil {
-				return err
-			}
-			if err := m.setslot(ctx, n, f.Slot, "STABLE", ""); err != nil {
-				return err
-			}
+		if err := stable(); err != nil {
+			return err
 		}
 		return m.assign(ctx, f.Slot, to, nil)
 	}
