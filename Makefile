@@ -16,6 +16,7 @@ vet:
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 45m ./...
+	$(GO) test -count=1 -run 'TestPollerServesInArrivalOrder' -v ./node
 	$(MAKE) slotctl-on-slotd
 
 # slotctl's own tests start redis-server nodes by default; this runs the

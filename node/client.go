@@ -38,6 +38,8 @@ type Client struct {
 	srv  *Server
 	conn net.Conn
 	raw  *rawIO // raw system calls on conn's socket; nil for other conns
+	// polled is set when raw waits for input through the server's poller.
+	polled bool
 	out  resp.Writer
 
 	Addr, LAddr string
@@ -174,6 +176,9 @@ func (c *Client) SetLib(name, ver *string) {
 func (c *Client) Kill() {
 	if c.killed.CompareAndSwap(false, true) {
 		c.conn.Close()
+		if c.polled {
+			c.raw.wake()
+		}
 	}
 }
 
@@ -183,6 +188,14 @@ func (c *Client) Proto() int { return c.out.Proto }
 // setClock starts a read batch at t.
 func (c *Client) setClock(t time.Time) {
 	c.clockBase, c.clockBaseMs, c.clockOff = t, t.UnixMilli(), 0
+}
+
+// setReadDeadline bounds the connection's reads.
+func (c *Client) setReadDeadline(t time.Time) {
+	if c.polled {
+		c.raw.deadline = t
+	}
+	c.conn.SetReadDeadline(t)
 }
 
 // read reads from the connection, with raw system calls when it can.

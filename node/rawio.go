@@ -3,7 +3,9 @@ package node
 import (
 	"io"
 	"net"
+	"os"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -23,6 +25,19 @@ type rawIO struct {
 	err     error
 	readFn  func(fd uintptr) bool
 	writeFn func(fd uintptr) bool
+
+	// With a poller (a client socket on Linux): ready is signalled when
+	// input arrives, maybe says a read may find input (after a signal,
+	// or after a read that filled its buffer), deadline bounds the wait
+	// (SetReadDeadline), tryFn reads once without waiting and sets again
+	// when the socket was empty.
+	poll     *poller
+	ready    chan struct{}
+	maybe    bool
+	again    bool
+	deadline time.Time
+	timer    *time.Timer
+	tryFn    func(fd uintptr) bool
 }
 
 // newRawIO returns nil when conn is not a socket with a RawConn.
@@ -47,6 +62,12 @@ func newRawIO(conn net.Conn) *rawIO {
 			r.err = io.EOF
 		default:
 			r.n = int(n)
+		}
+		return true
+	}
+	r.tryFn = func(fd uintptr) bool {
+		if !r.readFn(fd) {
+			r.again = true
 		}
 		return true
 	}
@@ -75,6 +96,14 @@ func (r *rawIO) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
+	if r.ready != nil && !r.poll.isDead() {
+		return r.pollRead(b)
+	}
+	return r.goRead(b)
+}
+
+// goRead reads into b, waiting in Go's netpoller.
+func (r *rawIO) goRead(b []byte) (int, error) {
 	r.buf, r.n, r.err = b, 0, nil
 	if err := r.rc.Read(r.readFn); err != nil {
 		return 0, err
@@ -95,4 +124,68 @@ func (r *rawIO) Write(b []byte) (int, error) {
 		return r.n, err
 	}
 	return r.n, r.err
+}
+
+// pollRead is Read for a socket in the poller: it reads when input may be
+// there and otherwise waits for the poller's signal. The read goes through
+// the RawConn (without waiting) so that it never reaches a descriptor
+// number that a concurrent Close freed.
+func (r *rawIO) pollRead(b []byte) (int, error) {
+	for {
+		if r.maybe {
+			r.buf, r.n, r.err, r.again = b, 0, nil, false
+			err := r.rc.Read(r.tryFn)
+			r.buf = nil
+			if err != nil {
+				return 0, err
+			}
+			if !r.again {
+				// A short read emptied the socket: input that comes
+				// later is signalled.
+				r.maybe = r.err == nil && r.n == len(b)
+				return r.n, r.err
+			}
+			r.maybe = false
+		}
+		if r.poll.isDead() {
+			// The poller stopped: wait in Go's netpoller from now on.
+			return r.goRead(b)
+		}
+		if err := r.wait(); err != nil {
+			return 0, err
+		}
+		r.maybe = true
+	}
+}
+
+// wait blocks until the poller's signal or the read deadline.
+func (r *rawIO) wait() error {
+	if r.deadline.IsZero() {
+		<-r.ready
+		return nil
+	}
+	d := time.Until(r.deadline)
+	if d <= 0 {
+		return os.ErrDeadlineExceeded
+	}
+	if r.timer == nil {
+		r.timer = time.NewTimer(d)
+	} else {
+		r.timer.Reset(d)
+	}
+	select {
+	case <-r.ready:
+		r.timer.Stop()
+		return nil
+	case <-r.timer.C:
+		return os.ErrDeadlineExceeded
+	}
+}
+
+// wake signals input (or a close) to the reading goroutine.
+func (r *rawIO) wake() {
+	select {
+	case r.ready <- struct{}{}:
+	default:
+	}
 }

@@ -45,6 +45,9 @@ type Server struct {
 	closed    bool
 	done      chan struct{}
 	wg        sync.WaitGroup
+	// poll tells client connections that input arrived (poller_linux.go);
+	// made by Listen, run by Serve; nil where there is none.
+	poll atomic.Pointer[poller]
 
 	route atomic.Pointer[Route]
 	// feed is the stream of writes for the AOF and replicas (feed.go).
@@ -192,6 +195,9 @@ func (s *Server) Listen() error {
 		return errors.New("no address to listen on")
 	}
 	s.Log.Info("listening", zap.Strings("addrs", addrs))
+	if p := newPoller(); p != nil {
+		s.poll.Store(p)
+	}
 	if s.clusterEnabled() {
 		if err := s.startCluster(); err != nil {
 			s.closeListeners()
@@ -224,6 +230,13 @@ func (s *Server) Serve() error {
 		defer s.wg.Done()
 		s.cron()
 	}()
+	if p := s.poll.Load(); p != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			p.run()
+		}()
+	}
 	s.startReplicaOfConfig()
 	<-s.done
 	return nil
@@ -246,6 +259,9 @@ func (s *Server) Close() error {
 	s.stopRepl()
 	for _, c := range s.clients {
 		c.Kill()
+	}
+	if p := s.poll.Load(); p != nil {
+		p.close()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
@@ -332,11 +348,17 @@ const (
 
 func (s *Server) serveConn(conn net.Conn) {
 	c := s.newClient(conn)
+	if p := s.poll.Load(); p != nil && c.raw != nil {
+		c.polled = p.add(c.raw, c.ID)
+	}
 	if msg := s.admit(c); msg != "" {
 		s.connsRejected.Add(1)
 		c.out.Error(msg)
 		conn.Write(c.out.B)
 		conn.Close()
+		if c.polled {
+			s.poll.Load().remove(c.ID)
+		}
 		return
 	}
 	defer func() {
@@ -348,6 +370,9 @@ func (s *Server) serveConn(conn net.Conn) {
 		}
 		s.unwatchAll(c)
 		c.Kill()
+		if c.polled {
+			s.poll.Load().remove(c.ID)
+		}
 	}()
 	c.Auth = *s.requirePass.Load() == ""
 	var p resp.Parser
@@ -374,7 +399,7 @@ func (s *Server) serveConn(conn net.Conn) {
 			}
 		}
 		if lim.idle > 0 {
-			conn.SetReadDeadline(time.Now().Add(lim.idle))
+			c.setReadDeadline(time.Now().Add(lim.idle))
 		}
 		n, err := c.read(buf[end:])
 		if n > 0 {
