@@ -40,7 +40,7 @@ type Client struct {
 	raw  *rawIO // raw system calls on conn's socket; nil for other conns
 	// polled is set when raw waits for input through the server's poller.
 	polled bool
-	out  resp.Writer
+	out    resp.Writer
 
 	Addr, LAddr string
 	Flags       uint32
