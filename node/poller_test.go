@@ -3,8 +3,14 @@
 package node
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -70,4 +76,80 @@ func TestPollerKillWakesReader(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("idle connection closed after %v, want about 1 s", d)
 	}
+}
+
+// TestPollerNoLostWakeups drives many connections with pipelines of
+// random sizes, some arguments larger than a read, from both one and two
+// procs: every reply must come back (a lost signal shows as a stall).
+func TestPollerNoLostWakeups(t *testing.T) {
+	for _, procs := range []int{1, 2} {
+		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			_, addr := startTCP(t)
+			const conns, rounds = 40, 60
+			errs := make(chan error, conns)
+			for i := 0; i < conns; i++ {
+				go func(i int) {
+					errs <- pollerClient(addr, i, rounds)
+				}(i)
+			}
+			for i := 0; i < conns; i++ {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// pollerClient sends rounds of pipelined SET/GET pairs on one connection
+// and checks each GET's reply.
+func pollerClient(addr string, id, rounds int) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	rng := rand.New(rand.NewPCG(uint64(id), 7))
+	for round := 0; round < rounds; round++ {
+		depth := 1 + rng.IntN(16)
+		var req bytes.Buffer
+		vals := make([]string, depth)
+		for j := range vals {
+			size := rng.IntN(64)
+			if rng.IntN(8) == 0 {
+				size = 16*1024 + rng.IntN(200*1024)
+			}
+			vals[j] = strings.Repeat(string(rune('a'+j)), size)
+			key := fmt.Sprintf("k%d:%d", id, j)
+			fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(key), key, len(vals[j]), vals[j])
+			fmt.Fprintf(&req, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(key), key)
+		}
+		// Sometimes in pieces, so that a command spans several reads.
+		b := req.Bytes()
+		for len(b) > 0 {
+			n := len(b)
+			if rng.IntN(3) == 0 {
+				n = 1 + rng.IntN(n)
+			}
+			if _, err := c.Write(b[:n]); err != nil {
+				return err
+			}
+			b = b[n:]
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for j := range vals {
+			line, err := r.ReadString('\n')
+			if err != nil || line != "+OK\r\n" {
+				return fmt.Errorf("conn %d round %d: SET reply %q, %v", id, round, line, err)
+			}
+			want := fmt.Sprintf("$%d\r\n%s\r\n", len(vals[j]), vals[j])
+			got := make([]byte, len(want))
+			if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
+				return fmt.Errorf("conn %d round %d: GET reply wrong (%v)", id, round, err)
+			}
+		}
+	}
+	return nil
 }
