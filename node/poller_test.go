@@ -86,7 +86,10 @@ func TestPollerNoLostWakeups(t *testing.T) {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 			_, addr := startTCP(t)
-			const conns, rounds = 40, 60
+			conns, rounds := 40, 60
+			if raceOn {
+				rounds = 10
+			}
 			errs := make(chan error, conns)
 			for i := 0; i < conns; i++ {
 				go func(i int) {
@@ -126,18 +129,30 @@ func pollerClient(addr string, id, rounds int) error {
 			fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(key), key, len(vals[j]), vals[j])
 			fmt.Fprintf(&req, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(key), key)
 		}
-		// Sometimes in pieces, so that a command spans several reads.
+		// Sometimes in pieces, so that a command spans several reads;
+		// written beside the reading, so that neither side's socket
+		// buffer fills while the other waits.
 		b := req.Bytes()
-		for len(b) > 0 {
-			n := len(b)
+		cut := make([]int, 0, 4)
+		for rest := len(b); rest > 0; {
+			n := rest
 			if rng.IntN(3) == 0 {
 				n = 1 + rng.IntN(n)
 			}
-			if _, err := c.Write(b[:n]); err != nil {
-				return err
-			}
-			b = b[n:]
+			cut = append(cut, n)
+			rest -= n
 		}
+		wrote := make(chan error, 1)
+		go func() {
+			for _, n := range cut {
+				if _, err := c.Write(b[:n]); err != nil {
+					wrote <- err
+					return
+				}
+				b = b[n:]
+			}
+			wrote <- nil
+		}()
 		c.SetReadDeadline(time.Now().Add(10 * time.Second))
 		for j := range vals {
 			line, err := r.ReadString('\n')
@@ -149,6 +164,9 @@ func pollerClient(addr string, id, rounds int) error {
 			if _, err := io.ReadFull(r, got); err != nil || string(got) != want {
 				return fmt.Errorf("conn %d round %d: GET reply wrong (%v)", id, round, err)
 			}
+		}
+		if err := <-wrote; err != nil {
+			return err
 		}
 	}
 	return nil
