@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -38,6 +39,8 @@ type poller struct {
 	evs [256]syscall.EpollEvent
 	n   int
 	fn  func(fd uintptr) bool
+	// idle is when the poller last found no input (nanotime).
+	idle atomic.Int64
 }
 
 // epollET is EPOLLET as the uint32 of an event mask.
@@ -65,6 +68,7 @@ func newPoller() *poller {
 		n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, fd,
 			uintptr(unsafe.Pointer(&p.evs[0])), uintptr(len(p.evs)), 0, 0, 0)
 		if errno != 0 || n == 0 {
+			p.idle.Store(nanotime())
 			return false
 		}
 		p.n = int(n)
@@ -89,11 +93,26 @@ func (p *poller) run() {
 		}
 		p.wake(&p.evs[0])
 		p.mu.Unlock()
-		// Let the woken connections run before looking again, as an
-		// event loop serves one batch before it polls.
+		// While input keeps coming the poller never waits, and the
+		// runtime polls its own sockets (the cluster bus, MIGRATE's and
+		// replication's links, the listener) only when nothing is
+		// runnable, or every 10 ms. So once a millisecond passed since
+		// the poller last found nothing, it looks again at once: that
+		// finds nothing (the woken connections have not run), the poller
+		// waits, and the runtime polls when they are done.
+		if nanotime()-p.idle.Load() > int64(time.Millisecond) {
+			continue
+		}
+		// Otherwise let the woken connections run before looking again,
+		// as an event loop serves one batch before it polls.
 		runtime.Gosched()
 	}
 }
+
+// nanotime is a monotonic clock in nanoseconds.
+func nanotime() int64 { return int64(time.Since(clockStart)) }
+
+var clockStart = time.Now()
 
 // wake signals the connection of ev; p.mu is held.
 func (p *poller) wake(ev *syscall.EpollEvent) {

@@ -201,6 +201,9 @@ func (s *Server) Listen() error {
 	if s.clusterEnabled() {
 		if err := s.startCluster(); err != nil {
 			s.closeListeners()
+			if p := s.poll.Swap(nil); p != nil {
+				p.close()
+			}
 			return err
 		}
 	}
