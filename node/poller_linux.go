@@ -39,8 +39,9 @@ type poller struct {
 	evs [256]syscall.EpollEvent
 	n   int
 	fn  func(fd uintptr) bool
-	// idle is when the poller last found no input (nanotime).
-	idle atomic.Int64
+	// idle is when the poller last found no input; only run's
+	// goroutine (through fn) touches it.
+	idle time.Time
 }
 
 // epollET is EPOLLET as the uint32 of an event mask.
@@ -68,7 +69,7 @@ func newPoller() *poller {
 		n, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, fd,
 			uintptr(unsafe.Pointer(&p.evs[0])), uintptr(len(p.evs)), 0, 0, 0)
 		if errno != 0 || n == 0 {
-			p.idle.Store(nanotime())
+			p.idle = time.Now()
 			return false
 		}
 		p.n = int(n)
@@ -100,7 +101,7 @@ func (p *poller) run() {
 		// the poller last found nothing, it looks again at once: that
 		// finds nothing (the woken connections have not run), the poller
 		// waits, and the runtime polls when they are done.
-		if nanotime()-p.idle.Load() > int64(time.Millisecond) {
+		if time.Since(p.idle) > time.Millisecond {
 			continue
 		}
 		// Otherwise let the woken connections run before looking again,
@@ -109,10 +110,6 @@ func (p *poller) run() {
 	}
 }
 
-// nanotime is a monotonic clock in nanoseconds.
-func nanotime() int64 { return int64(time.Since(clockStart)) }
-
-var clockStart = time.Now()
 
 // wake signals the connection of ev; p.mu is held.
 func (p *poller) wake(ev *syscall.EpollEvent) {
