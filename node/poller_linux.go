@@ -110,7 +110,6 @@ func (p *poller) run() {
 	}
 }
 
-
 // wake signals the connection of ev; p.mu is held.
 func (p *poller) wake(ev *syscall.EpollEvent) {
 	id := int64(uint32(ev.Fd)) | int64(ev.Pad)<<32
