@@ -38,7 +38,12 @@ type poller struct {
 
 	evs [256]syscall.EpollEvent
 	n   int
-	fn  func(fd uintptr) bool
+	// batch is how many connections the last poll woke; yields counts
+	// the connections that let the rest of their batch run before
+	// writing (beforeWrite).
+	batch  atomic.Int32
+	yields atomic.Int64
+	fn     func(fd uintptr) bool
 	// idle is when the poller last found no input; only run's
 	// goroutine (through fn) touches it.
 	idle time.Time
@@ -88,6 +93,7 @@ func (p *poller) run() {
 		// Wake in arrival order. A goroutine woken by a channel send
 		// runs next, ahead of those woken before it, which move to the
 		// back of the run queue: so the first event is woken last.
+		p.batch.Store(int32(p.n))
 		p.mu.Lock()
 		for i := 1; i < p.n; i++ {
 			p.wake(&p.evs[i])
@@ -106,6 +112,21 @@ func (p *poller) run() {
 		}
 		// Otherwise let the woken connections run before looking again,
 		// as an event loop serves one batch before it polls.
+		runtime.Gosched()
+	}
+}
+
+// beforeWrite is called by a connection that ran the commands it read and
+// is about to write their replies. When the poll that woke it woke others
+// too, it yields first, so that the batch's commands run before its writes,
+// as an event loop writes its replies after serving every ready client:
+// written one at a time, between the other connections' commands, each
+// reply wakes a client that then waits again for the next (measured with
+// redis-benchmark -P 16 -c 50: the client switched context 5 times as
+// often), and the write system calls run between the commands.
+func (p *poller) beforeWrite() {
+	if p.batch.Load() > 1 {
+		p.yields.Add(1)
 		runtime.Gosched()
 	}
 }

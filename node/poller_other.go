@@ -12,3 +12,4 @@ func (p *poller) close()                 {}
 func (p *poller) add(*rawIO, int64) bool { return false }
 func (p *poller) remove(int64)           {}
 func (p *poller) isDead() bool           { return true }
+func (p *poller) beforeWrite()           {}

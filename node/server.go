@@ -467,6 +467,9 @@ func (s *Server) serveConn(conn net.Conn) {
 			}
 		}
 		c.qbuf.Store(int64(end - start))
+		if c.polled && len(c.out.B) > 0 {
+			c.raw.poll.beforeWrite()
+		}
 		if !s.flush(c) {
 			return
 		}
