@@ -436,32 +436,6 @@ func tv(t syscall.Timeval) string {
 	return fmt.Sprintf("%d.%06d", t.Sec, t.Usec)
 }
 
-func osName() string {
-	var u syscall.Utsname
-	if syscall.Uname(&u) != nil {
-		return "Linux"
-	}
-	str := func(a [65]int8) string {
-		b := make([]byte, 0, len(a))
-		for _, c := range a {
-			if c == 0 {
-				break
-			}
-			b = append(b, byte(c))
-		}
-		return string(b)
-	}
-	return str(u.Sysname) + " " + str(u.Release) + " " + str(u.Machine)
-}
-
-func totalSystemMemory() int64 {
-	var si syscall.Sysinfo_t
-	if syscall.Sysinfo(&si) != nil {
-		return 0
-	}
-	return int64(si.Totalram) * int64(si.Unit)
-}
-
 // bytesHuman formats n as redis-server's bytesToHuman does.
 func bytesHuman(n int64) string {
 	d := float64(n)
