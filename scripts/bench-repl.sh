@@ -141,7 +141,7 @@ col() { # kind column
 {
 	echo "# Replication benchmarks"
 	echo
-	echo "Measured by \`scripts/bench-repl.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores (shared with other work while it ran),"
+	echo "Measured by \`scripts/bench-repl.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores (the servers and the client share them),"
 	echo "redis-server $("$REDIS_SERVER" --version | grep -o 'v=[0-9.]*' | cut -d= -f2) and slotd from this tree, master and replica on 127.0.0.1,"
 	echo "diskless sync without delay, no persistence. Medians of $REPS runs."
 	echo
