@@ -405,10 +405,12 @@ func (s *Server) serveConn(conn net.Conn) {
 			c.setReadDeadline(time.Now().Add(lim.idle))
 		}
 		n, err := c.read(buf[end:])
+		var now time.Time
 		if n > 0 {
 			end += n
 			s.netInput.Add(int64(n))
-			c.lastInteraction.Store(time.Now().UnixMilli())
+			now = time.Now()
+			c.lastInteraction.Store(now.UnixMilli())
 		}
 		if err != nil {
 			return
@@ -423,7 +425,10 @@ func (s *Server) serveConn(conn net.Conn) {
 			continue
 		}
 		p.MaxBulk = s.maxBulk.Load()
-		c.setClock(time.Now())
+		if now.IsZero() {
+			now = time.Now()
+		}
+		c.setClock(now)
 		for start < end {
 			p.Unauthenticated = !c.Auth
 			args, used, more, perr := p.Next(buf[start:end])
