@@ -15,7 +15,8 @@
 #   IO_THREADS=1      io-threads passed to both servers (slotd runs that many
 #                     Go procs unless GOMAXPROCS is set)
 #   CLIENTS=50        parallel connections
-#   REPS=3            repetitions per workload and server (median taken)
+#   REPS=5            repetitions per workload and server (median taken; the
+#                     -P 1 figures of this machine swing by ~10% from run to run)
 #   MEM_KEYS=1000000  keys for the memory measurement (0 skips it)
 #   GOMAXPROCS=       passed to slotd if set (Go's default otherwise)
 #   REDIS_PORT=21700 SLOTD_PORT=21701
@@ -28,7 +29,7 @@ N=${N:-200000}
 N16=${N16:-1000000}
 IO_THREADS=${IO_THREADS:-1}
 CLIENTS=${CLIENTS:-50}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 MEM_KEYS=${MEM_KEYS:-1000000}
 REDIS_PORT=${REDIS_PORT:-21700}
 SLOTD_PORT=${SLOTD_PORT:-21701}
