@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -42,12 +41,7 @@ func realFor(t *testing.T) *realRedis {
 // do sends one command and returns the raw reply, read until the server
 // pauses (replies here are small).
 func (rr *realRedis) do(t *testing.T, args ...string) string {
-	var b strings.Builder
-	b.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
-	}
-	if _, err := rr.conn.Write([]byte(b.String())); err != nil {
+	if _, err := rr.conn.Write([]byte(respCmd(args...))); err != nil {
 		t.Fatal(err)
 	}
 	var out []byte

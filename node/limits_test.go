@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,17 @@ type tcpClient struct {
 	t *testing.T
 	c net.Conn
 	r *bufio.Reader
+}
+
+// respCmd encodes args as a RESP array of bulk strings, as clients send
+// commands.
+func respCmd(args ...string) string {
+	var b strings.Builder
+	b.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
+	}
+	return b.String()
 }
 
 func dialTCP(t *testing.T, addr string) *tcpClient {

@@ -40,7 +40,7 @@ func TestPollerServesInArrivalOrder(t *testing.T) {
 		// Let every connection's goroutine go back to waiting.
 		time.Sleep(20 * time.Millisecond)
 		key := fmt.Sprintf("order%d", round)
-		req := fmt.Sprintf("*2\r\n$4\r\nINCR\r\n$%d\r\n%s\r\n", len(key), key)
+		req := respCmd("INCR", key)
 		for _, c := range cs {
 			c.send(req)
 		}
@@ -101,7 +101,7 @@ func TestPollerWritesAfterBatch(t *testing.T) {
 	for round := 0; round < 5; round++ {
 		time.Sleep(20 * time.Millisecond)
 		for _, c := range cs {
-			c.send("*2\r\n$4\r\nINCR\r\n$5\r\nburst\r\n")
+			c.send(respCmd("INCR", "burst"))
 		}
 		for _, c := range cs {
 			if r := c.reply(); !strings.HasPrefix(r, ":") {
@@ -185,8 +185,8 @@ func pollerClient(addr string, id, rounds int) error {
 			}
 			vals[j] = strings.Repeat(string(rune('a'+j)), size)
 			key := fmt.Sprintf("k%d:%d", id, j)
-			fmt.Fprintf(&req, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(key), key, len(vals[j]), vals[j])
-			fmt.Fprintf(&req, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(key), key)
+			req.WriteString(respCmd("SET", key, vals[j]))
+			req.WriteString(respCmd("GET", key))
 		}
 		// Sometimes in pieces, so that a command spans several reads;
 		// written beside the reading, so that neither side's socket
