@@ -34,7 +34,8 @@ func TestRandomSchedules(t *testing.T) {
 // TestRandomScheduleRegressions replays schedules that once failed.
 func TestRandomScheduleRegressions(t *testing.T) {
 	for _, seed := range []uint64{
-		35, // a node restarted with an old view kept a master's lost slots under its new epoch (gossip dropUnclaimed)
+		35,                  // a node restarted with an old view kept a master's lost slots under its new epoch (gossip dropUnclaimed)
+		1796044728312837204, // the same, when that epoch came first on an UPDATE's header (gossip Node.ClaimEpoch)
 	} {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { randomSchedule(t, seed) })
 	}

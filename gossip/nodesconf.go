@@ -190,6 +190,7 @@ func ParseNodesConf(data []byte) (*State, error) {
 		if err1 != nil || err2 != nil || err3 != nil || n.PingSent < 0 || n.PongReceived < 0 {
 			return nil, bad("bad ping/pong/epoch fields")
 		}
+		n.ClaimEpoch = n.ConfigEpoch
 		switch f[7] {
 		case "connected":
 			n.Connected = true

@@ -89,7 +89,8 @@ type State struct {
 	lastRandom   int64 // last random ping
 	lastPing     map[NodeID]int64
 	// senderEpochRose is set while a message is stepped: its header
-	// carried a newer config epoch than we knew for its sender.
+	// carried a newer config epoch than the sender's slot claim we hold
+	// (Node.ClaimEpoch).
 	senderEpochRose bool
 }
 
@@ -669,7 +670,7 @@ func (s *State) Step(now int64, from NodeID, m Message) []Output {
 			s.CurrentEpoch = ce
 			s.dirty = true
 		}
-		s.senderEpochRose = h.ConfigEpoch > sender.ConfigEpoch
+		s.senderEpochRose = h.ConfigEpoch > sender.ClaimEpoch
 		if h.ConfigEpoch > sender.ConfigEpoch && h.Flags&FlagMaster != 0 {
 			sender.ConfigEpoch = h.ConfigEpoch
 			s.dirty = true
@@ -815,6 +816,7 @@ func (s *State) updateSender(n *Node, h *Header, heartbeat bool) {
 	if !heartbeat || !n.IsMaster() {
 		return
 	}
+	n.ClaimEpoch = max(n.ClaimEpoch, h.ConfigEpoch)
 	if n.Slots != h.Slots {
 		// Only a claim with a newer config epoch than we knew may free
 		// slots our view gives the sender: a heartbeat sent before the

@@ -146,10 +146,17 @@ type Node struct {
 	PongReceived int64 // time of the last pong
 	DataReceived int64 // time of the last message of any kind
 	ConfigEpoch  uint64
-	Connected    bool // CLUSTER NODES link-state: connected or disconnected
-	Slots        slots.Bitmap
-	NumSlots     int
-	ReplOffset   int64
+	// ClaimEpoch is the config epoch of the node's own slot claim that
+	// our view of its slots reflects: the epoch of its last heartbeat we
+	// applied (or of nodes.conf). Other messages raise ConfigEpoch but
+	// not this, so a heartbeat that drops slots under a newer epoch is
+	// still recognised as newer than the claim we hold.
+	ClaimEpoch uint64
+	Connected  bool // CLUSTER NODES link-state: connected or disconnected
+	bool            // CLUSTER NODES link-state: connected or disconnected
+	Slots      slots.Bitmap
+	NumSlots   int
+	ReplOffset int64
 	// FailReports holds, per reporting master, when it last said this node
 	// was PFAIL or FAIL. Reports older than 2 x node timeout are ignored.
 	FailReports map[NodeID]int64
