@@ -59,6 +59,10 @@ func TestOpenSlotsFollowFailover(t *testing.T) {
 					t.Fatalf("seed %d: the old master is not failed", h.Seed)
 				}
 			}
+			seen := make([]int, len(h.Members))
+			for i, m := range h.Members {
+				seen[i] = len(m.Events)
+			}
 			h.Apply(heirIdx, heir.State.Promote(h.Now, 10))
 			if !tc.crash {
 				// The old master follows its heir once it hears that it lost its slots.
@@ -83,6 +87,19 @@ func TestOpenSlotsFollowFailover(t *testing.T) {
 				}
 				if B1.State.Importing[slot] != h.ID(0) {
 					t.Fatalf("seed %d: B1 lost its importing mark", h.Seed)
+				}
+			}
+			if !tc.crash {
+				// A handover keeps every slot served: the heir's claim takes
+				// the open slot too, before the old master's heartbeat as a
+				// replica frees what it still has.
+				h.Run(3000)
+				for i, m := range h.Members {
+					for _, e := range m.Events[seen[i]:] {
+						if e.Kind == gossip.EventStateChanged && e.Detail == "fail" {
+							t.Fatalf("seed %d: node %d went to cluster_state:fail during the handover", h.Seed, i)
+						}
+					}
 				}
 			}
 			// A bystander has no open slots to follow.

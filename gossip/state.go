@@ -784,8 +784,9 @@ func (s *State) updateSender(n *Node, h *Header, heartbeat bool) {
 	switch {
 	case h.Flags&FlagMaster != 0:
 		if !n.IsMaster() {
-			if m := s.Nodes[n.Master]; m != nil && m.Failing() {
-				// A replica promoted in place of its failed master.
+			if m := s.Nodes[n.Master]; m != nil && (m.Failing() || s.takesOpenSlotOf(m, h)) {
+				// A replica promoted in place of its failed master, or
+				// of a live one that hands over (manual failover).
 				s.followOpenSlots(m.ID, n.ID)
 			}
 			n.Flags = n.Flags&^FlagSlave | FlagMaster
@@ -851,6 +852,24 @@ func (s *State) updateSender(n *Node, h *Header, heartbeat bool) {
 		s.dirty = true
 		s.event(EventEpochCollision, n.ID, "took config epoch "+strconv.FormatUint(me.ConfigEpoch, 10))
 	}
+}
+
+// takesOpenSlotOf reports whether a replica of m that now says it is a
+// master claims, under a newer config epoch than m's, a slot this node is
+// importing from m: it took m's place in a failover, m still alive. Its
+// claim must win that slot now. Waiting for m's own heartbeat as a replica
+// would free the slot first (a master turned replica loses its slots), and
+// the cluster would be down for want of it until the heir's next ping.
+func (s *State) takesOpenSlotOf(m *Node, h *Header) bool {
+	if h.ConfigEpoch <= m.ConfigEpoch {
+		return false
+	}
+	for j, from := range s.Importing {
+		if from == m.ID && h.Slots.Has(j) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropUnclaimed frees the slots our view gives to master n that its own
