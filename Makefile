@@ -1,7 +1,7 @@
 # slotd: build, test and benchmark entry points.
 GO ?= go
 
-.PHONY: slotctl-on-slotd build test vet e2e diff bench bench-aof bench-cluster bench-failover bench-persist deps cluster cluster-stop cluster-e2e docker
+.PHONY: slotctl-on-slotd build test vet e2e diff fuzz bench bench-aof bench-cluster bench-failover bench-persist deps cluster cluster-stop cluster-e2e docker
 
 
 build:
@@ -51,6 +51,10 @@ docker:
 # The differential suite, one subtest per script: make diff RUN=strings
 diff:
 	$(GO) test -count=1 ./e2e/ -run 'TestDiff/$(RUN)'
+
+# Every go test -fuzz target in turn: make fuzz FUZZTIME=2m ONLY=Parser
+fuzz:
+	bash scripts/fuzz.sh
 
 # slotd side by side with redis-server; writes docs/BENCHMARKS.md.
 # N=requests per test, GOMAXPROCS=... for slotd.
