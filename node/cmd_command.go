@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/slotd/slotd/node/glob"
 )
 
 func registerCommandCmd(t Table) {
@@ -357,7 +359,7 @@ func cmdCommandList(x *Ctx) {
 			val = strings.ToLower(val)
 			keep = func(c *Command) bool { return slices.Contains(c.ACL, val) }
 		case "pattern":
-			keep = func(c *Command) bool { return globMatchFold(val, c.Name) }
+			keep = func(c *Command) bool { return glob.Match(val, c.Name, true) }
 		}
 	}
 	if keep == nil {
@@ -379,93 +381,6 @@ func cmdCommandList(x *Ctx) {
 	for _, n := range names {
 		x.W.BulkString(n)
 	}
-}
-
-// globMatchFold matches s against a glob pattern (*, ?, [...] with ranges
-// and ^, backslash escapes), ignoring ASCII case.
-func globMatchFold(pat, s string) bool {
-	lower := func(c byte) byte {
-		if 'A' <= c && c <= 'Z' {
-			return c + 'a' - 'A'
-		}
-		return c
-	}
-	for len(pat) > 0 {
-		switch pat[0] {
-		case '*':
-			for len(pat) > 1 && pat[1] == '*' {
-				pat = pat[1:]
-			}
-			if len(pat) == 1 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if globMatchFold(pat[1:], s[i:]) {
-					return true
-				}
-			}
-			return false
-		case '?':
-			if len(s) == 0 {
-				return false
-			}
-			s = s[1:]
-			pat = pat[1:]
-			continue
-		case '[':
-			if len(s) == 0 {
-				return false
-			}
-			pat = pat[1:]
-			not := len(pat) > 0 && pat[0] == '^'
-			if not {
-				pat = pat[1:]
-			}
-			match := false
-			c := lower(s[0])
-			for len(pat) > 0 && pat[0] != ']' {
-				switch {
-				case pat[0] == '\\' && len(pat) >= 2:
-					pat = pat[1:]
-					if lower(pat[0]) == c {
-						match = true
-					}
-				case len(pat) >= 3 && pat[1] == '-':
-					lo, hi := lower(pat[0]), lower(pat[2])
-					if lo > hi {
-						lo, hi = hi, lo
-					}
-					if lo <= c && c <= hi {
-						match = true
-					}
-					pat = pat[2:]
-				default:
-					if lower(pat[0]) == c {
-						match = true
-					}
-				}
-				pat = pat[1:]
-			}
-			if len(pat) > 0 {
-				pat = pat[1:] // ']'
-			}
-			if match == not {
-				return false
-			}
-			s = s[1:]
-			continue
-		case '\\':
-			if len(pat) >= 2 {
-				pat = pat[1:]
-			}
-		}
-		if len(s) == 0 || lower(pat[0]) != lower(s[0]) {
-			return false
-		}
-		s = s[1:]
-		pat = pat[1:]
-	}
-	return len(s) == 0
 }
 
 // keyRef is a key position found by COMMAND GETKEYS and its key spec flags.

@@ -373,7 +373,7 @@ func TestHashRandField(t *testing.T) {
 	}
 }
 
-func TestGlobMatch(t *testing.T) {
+func TestScanMatch(t *testing.T) {
 	for _, c := range []struct {
 		p, s string
 		want bool
@@ -407,7 +407,7 @@ func TestGlobMatch(t *testing.T) {
 		{"a[^", "a", false},
 	} {
 		if got := scanMatch([]byte(c.p), []byte(c.s)); got != c.want {
-			t.Errorf("globMatch(%q, %q) = %v", c.p, c.s, got)
+			t.Errorf("scanMatch(%q, %q) = %v", c.p, c.s, got)
 		}
 	}
 }

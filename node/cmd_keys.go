@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/slotd/slotd/node/glob"
 	"github.com/slotd/slotd/node/keyspace"
 	"github.com/slotd/slotd/slots"
 )
@@ -280,16 +281,24 @@ func cmdMove(x *Ctx) {
 // treats as "everything" (the matcher itself would not match "").
 func allKeysPattern(p []byte) bool { return len(p) == 1 && p[0] == '*' }
 
+// scanMatch is the MATCH filter of HSCAN, SSCAN and ZSCAN: a lone "*"
+// selects everything (the empty member too), as redis-server skips
+// matching then.
+func scanMatch(pattern, s []byte) bool {
+	return allKeysPattern(pattern) || glob.Match(pattern, s, false)
+}
+
 func cmdKeys(x *Ctx) {
 	pat := x.Args[1]
 	all := allKeysPattern(pat)
+	sp := string(pat)
 	var out []string
 	for slot := x.DB.NextNonEmpty(0, false); slot >= 0; slot = x.DB.NextNonEmpty(slot+1, false) {
 		x.DB.ForEachInSlot(slot, func(k string, e *keyspace.Entry) bool {
 			if x.DB.Expired(slot, k, e, x.Now) {
 				return true
 			}
-			if all || StringMatch(pat, []byte(k), false) {
+			if all || glob.Match(sp, k, false) {
 				out = append(out, k)
 			}
 			return true
@@ -349,6 +358,7 @@ func cmdScan(x *Ctx) {
 			return
 		}
 	}
+	sp := string(pat)
 	slot := int(min(cursor, slots.Count))
 	var out []string
 	var expired []string
@@ -374,7 +384,7 @@ func cmdScan(x *Ctx) {
 			if typ != nil && !strings.EqualFold(e.Kind.String(), string(typ)) {
 				return true
 			}
-			if pat != nil && !StringMatch(pat, []byte(k), false) {
+			if pat != nil && !glob.Match(sp, k, false) {
 				return true
 			}
 			out = append(out, k)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/slotd/slotd/node/glob"
 )
 
 // Version is the redis-server version whose configuration this package
@@ -543,10 +545,10 @@ func (c *Config) Match(patterns []string) [][2]string {
 			if d.Hidden {
 				continue
 			}
-			if GlobMatch(p, d.Name, true) {
+			if glob.Match(p, d.Name, true) {
 				add(d.Name, d)
 			}
-			if d.Alias != "" && GlobMatch(p, d.Alias, true) {
+			if d.Alias != "" && glob.Match(p, d.Alias, true) {
 				add(d.Alias, d)
 			}
 		}
@@ -595,96 +597,3 @@ func (c *Config) SetApplier(name string, fn func(old, new string) error) {
 
 // File returns the absolute path of the config file, or "".
 func (c *Config) File() string { return c.file }
-
-// GlobMatch reports whether s matches the glob pattern p with
-// redis-server's rules (*, ?, [...] with ^ and ranges, \ escapes).
-func GlobMatch(p, s string, nocase bool) bool {
-	if nocase {
-		p, s = strings.ToLower(p), strings.ToLower(s)
-	}
-	return globMatch(p, s, 0)
-}
-
-func globMatch(p, s string, depth int) bool {
-	if depth > 1000 {
-		return false
-	}
-	for len(p) > 0 {
-		switch p[0] {
-		case '*':
-			for len(p) > 1 && p[1] == '*' {
-				p = p[1:]
-			}
-			if len(p) == 1 {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if globMatch(p[1:], s[i:], depth+1) {
-					return true
-				}
-			}
-			return false
-		case '?':
-			if len(s) == 0 {
-				return false
-			}
-			s = s[1:]
-			p = p[1:]
-		case '[':
-			if len(s) == 0 {
-				return false
-			}
-			p = p[1:]
-			not := len(p) > 0 && p[0] == '^'
-			if not {
-				p = p[1:]
-			}
-			match := false
-			for len(p) > 0 && p[0] != ']' {
-				switch {
-				case p[0] == '\\' && len(p) >= 2:
-					p = p[1:]
-					if p[0] == s[0] {
-						match = true
-					}
-				case len(p) >= 3 && p[1] == '-':
-					lo, hi := p[0], p[2]
-					if lo > hi {
-						lo, hi = hi, lo
-					}
-					if lo <= s[0] && s[0] <= hi {
-						match = true
-					}
-					p = p[2:]
-				default:
-					if p[0] == s[0] {
-						match = true
-					}
-				}
-				p = p[1:]
-			}
-			if len(p) > 0 {
-				p = p[1:] // ']'
-			}
-			if not {
-				match = !match
-			}
-			if !match {
-				return false
-			}
-			s = s[1:]
-		case '\\':
-			if len(p) >= 2 {
-				p = p[1:]
-			}
-			fallthrough
-		default:
-			if len(s) == 0 || p[0] != s[0] {
-				return false
-			}
-			s = s[1:]
-			p = p[1:]
-		}
-	}
-	return len(s) == 0
-}

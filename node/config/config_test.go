@@ -148,20 +148,6 @@ func TestRewriteKeepsComments(t *testing.T) {
 	}
 }
 
-func TestGlobMatch(t *testing.T) {
-	for _, tc := range []struct {
-		p, s string
-		ok   bool
-	}{
-		{"*", "x", true}, {"h?", "hz", true}, {"h[a-z]", "hz", true}, {"h[^z]", "hz", false},
-		{"max*-policy", "maxmemory-policy", true}, {"a\\*", "a*", true}, {"a\\*", "ab", false},
-	} {
-		if GlobMatch(tc.p, tc.s, true) != tc.ok {
-			t.Errorf("%q %q", tc.p, tc.s)
-		}
-	}
-}
-
 // TestBinaryFatalExit runs the real slotd binary on bad configurations:
 // it must print the fatal block on stderr and exit with status 1.
 func TestBinaryFatalExit(t *testing.T) {

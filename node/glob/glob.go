@@ -1,27 +1,21 @@
-package node
+package glob
 
-// StringMatch reports whether s matches the glob pattern with the rules of
+// Match reports whether s matches the glob pattern with the rules of
 // redis-server's stringmatchlen (KEYS, SCAN MATCH, PSUBSCRIBE, CONFIG GET):
 // '*' any run, '?' any byte, '[...]' a class with '^' negation, 'a-z'
 // ranges (ends in either order) and '\' escapes, an unterminated class
 // running to the end of the pattern, and '\' quoting the next byte. With
 // nocase letters compare case-insensitively.
-func StringMatch(pattern, s []byte, nocase bool) bool {
+func Match[T string | []byte](pattern, s T, nocase bool) bool {
 	skip := false
-	return globMatch(pattern, s, nocase, &skip)
+	return match(pattern, s, nocase, &skip)
 }
 
-// scanMatch is the MATCH filter of the SCAN family: a lone "*" selects
-// everything (the empty member too), as redis-server skips matching then.
-func scanMatch(pattern, s []byte) bool {
-	return len(pattern) == 1 && pattern[0] == '*' || StringMatch(pattern, s, false)
-}
-
-// globMatch is the matcher proper. skip is set once a '*' has tried every
+// match is the matcher proper. skip is set once a '*' has tried every
 // suffix of the string without success: then no longer match can succeed
 // either, and every outer '*' gives up at once, which keeps patterns with
 // many stars from taking exponential time.
-func globMatch(p, s []byte, nocase bool, skip *bool) bool {
+func match[T string | []byte](p, s T, nocase bool, skip *bool) bool {
 	for len(p) > 0 && len(s) > 0 {
 		switch p[0] {
 		case '*':
@@ -32,7 +26,7 @@ func globMatch(p, s []byte, nocase bool, skip *bool) bool {
 				return true
 			}
 			for len(s) > 0 {
-				if globMatch(p[1:], s, nocase, skip) {
+				if match(p[1:], s, nocase, skip) {
 					return true
 				}
 				if *skip {
@@ -63,7 +57,7 @@ func globMatch(p, s []byte, nocase bool, skip *bool) bool {
 				} else if len(p) == 0 {
 					// Unterminated class: it ends with the pattern. Step
 					// back so that the common advance below lands at the end.
-					p = p[:0:0]
+					p = p[:0]
 					break
 				} else if len(p) >= 3 && p[1] == '-' {
 					lo, hi := p[0], p[2]
