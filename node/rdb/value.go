@@ -718,18 +718,7 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		}
 		z := keyspace.NewZSetSize(blobCount(t == TypeZSetZiplist, blob) / 2)
 		a := keyspace.NewArena(len(blob))
-		var member string
-		odd := false
-		walk := lpWalk
-		if t == TypeZSetZiplist {
-			walk = zlWalk
-		}
-		_, err = walk(blob, func(e elem) error {
-			if !odd {
-				member, odd = e.str(&a), true
-				return nil
-			}
-			odd = false
+		err = walkPairs(t == TypeZSetZiplist, blob, &a, "member without score", func(member string, e elem) error {
 			f := float64(e.v)
 			if !e.isInt {
 				var err error
@@ -740,10 +729,7 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 			return zadd(z, member, f)
 		})
 		if err != nil {
-			return nil, wrapBlob(err)
-		}
-		if odd {
-			return nil, corrupt("member without score")
+			return nil, err
 		}
 		if z.Len() == 0 {
 			return nil, ErrEmptyKey
@@ -756,28 +742,14 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		}
 		h := keyspace.NewHashSize(blobCount(t == TypeHashZiplist, blob) / 2)
 		a := keyspace.NewArena(len(blob))
-		var field string
-		odd := false
-		walk := lpWalk
-		if t == TypeHashZiplist {
-			walk = zlWalk
-		}
-		_, err = walk(blob, func(e elem) error {
-			if !odd {
-				field, odd = e.str(&a), true
-				return nil
-			}
-			odd = false
+		err = walkPairs(t == TypeHashZiplist, blob, &a, "field without value", func(field string, e elem) error {
 			if !h.SetOwned(field, e.str(&a)) {
 				return corrupt("duplicate hash field")
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, wrapBlob(err)
-		}
-		if odd {
-			return nil, corrupt("field without value")
+			return nil, err
 		}
 		if h.Len() == 0 {
 			return nil, ErrEmptyKey
@@ -789,6 +761,34 @@ func (s *source) readValue(t byte) (*keyspace.Entry, error) {
 		return nil, fmt.Errorf("%w: stream value (type %d)", ErrUnsupported, t)
 	}
 	return nil, corrupt("unknown value type %d", t)
+}
+
+// walkPairs walks a ziplist or listpack of alternating names and values
+// (a sorted set's members and scores, a hash's fields and values), calling
+// fn with each name, copied into a, and its value. An odd count of
+// elements is the error unpaired names.
+func walkPairs(ziplist bool, blob []byte, a *keyspace.Arena, unpaired string, fn func(name string, v elem) error) error {
+	walk := lpWalk
+	if ziplist {
+		walk = zlWalk
+	}
+	var name string
+	odd := false
+	_, err := walk(blob, func(e elem) error {
+		if !odd {
+			name, odd = e.str(a), true
+			return nil
+		}
+		odd = false
+		return fn(name, e)
+	})
+	if err != nil {
+		return wrapBlob(err)
+	}
+	if odd {
+		return corrupt("%s", unpaired)
+	}
+	return nil
 }
 
 func wrapBlob(err error) error {
