@@ -18,6 +18,12 @@ const (
 	// MaxFrameSize bounds one frame; a larger length field is rejected
 	// before anything is buffered.
 	MaxFrameSize = 32 << 20
+	// MaxEpoch is the largest current or config epoch a frame (or
+	// nodes.conf) may carry: the largest CLUSTER SET-CONFIG-EPOCH takes, as
+	// redis-server reads it as a signed 64-bit number. A peer that claims
+	// more is refused, so no node's epoch can be pushed to where the next
+	// election would wrap it around to zero.
+	MaxEpoch = 1<<63 - 1
 
 	frameHeaderLen = len(Magic) + 1 + 1 + 4
 	slotsRanges    = 0
@@ -127,8 +133,8 @@ func ParseMessage(b []byte) (Message, []byte, error) {
 	var h Header
 	h.Cluster = r.str8()
 	h.Sender = r.id()
-	h.CurrentEpoch = r.uvarint()
-	h.ConfigEpoch = r.uvarint()
+	h.CurrentEpoch = r.epoch()
+	h.ConfigEpoch = r.epoch()
 	h.Flags = Flags(r.u16())
 	if h.Flags&^flagsWire != 0 {
 		r.fail("flags")
@@ -166,7 +172,7 @@ func ParseMessage(b []byte) (Message, []byte, error) {
 	case TypeFail:
 		m = &Fail{Header: h, ID: r.id()}
 	case TypeUpdate:
-		u := &Update{Header: h, ID: r.id(), ConfigEpoch: r.uvarint()}
+		u := &Update{Header: h, ID: r.id(), ConfigEpoch: r.epoch()}
 		r.slots(&u.Slots)
 		m = u
 	case TypePublish:
@@ -314,6 +320,15 @@ func (r *reader) u16() uint16 {
 		return 0
 	}
 	return binary.BigEndian.Uint16(p)
+}
+
+func (r *reader) epoch() uint64 {
+	v := r.uvarint()
+	if v > MaxEpoch {
+		r.fail("epoch")
+		return 0
+	}
+	return v
 }
 
 func (r *reader) uvarint() uint64 {

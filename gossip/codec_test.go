@@ -54,8 +54,8 @@ func randHeader(r *rand.Rand) Header {
 	h := Header{
 		Cluster:      randString(r, 5),
 		Sender:       RandomID(r),
-		CurrentEpoch: r.Uint64() >> r.IntN(64),
-		ConfigEpoch:  r.Uint64() >> r.IntN(64),
+		CurrentEpoch: r.Uint64() >> (1 + r.IntN(63)), // at most MaxEpoch
+		ConfigEpoch:  r.Uint64() >> (1 + r.IntN(63)),
 		Flags:        Flags(r.IntN(int(flagsWire) + 1)),
 		ReplOffset:   int64(r.Uint64()) >> r.IntN(64),
 		IP:           randString(r, 15),
@@ -108,7 +108,7 @@ func randMessage(r *rand.Rand) Message {
 	case TypeFail:
 		return &Fail{h, RandomID(r)}
 	case TypeUpdate:
-		return &Update{h, RandomID(r), r.Uint64(), randBitmap(r)}
+		return &Update{h, RandomID(r), r.Uint64() >> 1, randBitmap(r)}
 	case TypePublish:
 		return &Publish{h, randBytes(r), randBytes(r)}
 	case TypeFailoverAuthRequest:
@@ -201,6 +201,30 @@ func TestParseRejects(t *testing.T) {
 			b[9]--
 			return b
 		}), ErrMalformed},
+	}
+	// Epochs: up to MaxEpoch in the header and in an UPDATE, not one more.
+	id := NodeID(bytes.Repeat([]byte("cd"), 20))
+	for _, e := range []struct {
+		name string
+		m    Message
+	}{
+		{"current epoch", &Ping{Header: Header{Sender: id, CurrentEpoch: MaxEpoch + 1}}},
+		{"config epoch", &Pong{Header: Header{Sender: id, ConfigEpoch: 1<<64 - 1}}},
+		{"update epoch", &Update{Header: Header{Sender: id}, ID: id, ConfigEpoch: MaxEpoch + 1}},
+	} {
+		cases = append(cases, struct {
+			name string
+			b    []byte
+			want error
+		}{e.name, AppendMessage(nil, e.m), ErrMalformed})
+	}
+	for _, m := range []Message{
+		&Ping{Header: Header{Sender: id, CurrentEpoch: MaxEpoch, ConfigEpoch: MaxEpoch}},
+		&Update{Header: Header{Sender: id}, ID: id, ConfigEpoch: MaxEpoch},
+	} {
+		if _, _, err := ParseMessage(AppendMessage(nil, m)); err != nil {
+			t.Errorf("%s with epochs at MaxEpoch: %v", m.Type(), err)
+		}
 	}
 	for _, c := range cases {
 		if _, _, err := ParseMessage(c.b); !errors.Is(err, c.want) {

@@ -44,11 +44,19 @@
 //   - a master silent that long also counts as unreachable for
 //     cluster_state, so a master cut off from the majority stops serving
 //     before the majority can have failed it over;
-//   - a master's heartbeat that carries a newer config epoch than we knew
-//     frees the slots our view gives it that it no longer claims (a view
-//     restored from an old nodes.conf would otherwise keep them); one with
-//     the same epoch does not, since it may have been sent before a
-//     SETSLOT NODE gave the master a slot and arrive after it.
+//   - a master's heartbeat that carries a newer config epoch than the
+//     claim our view holds for it (Node.ClaimEpoch: raised by heartbeats
+//     only, not by the epoch other messages' headers bring) frees the slots
+//     our view gives it that it no longer claims (a view restored from an
+//     old nodes.conf would otherwise keep them); one with the same epoch
+//     does not, since it may have been sent before a SETSLOT NODE gave the
+//     master a slot and arrive after it;
+//   - a replica of M that comes back as a master with a newer epoch than
+//     M's and claims a slot we import from M takes M's place in our open
+//     slots at once, M alive or not (a manual failover of a migration's
+//     source);
+//   - a frame whose epochs exceed MaxEpoch (2^63-1) is malformed, so a
+//     peer cannot push an epoch to where the next election wraps it.
 //
 // Package failover drives elections through RequestVotes, GrantVote,
 // Promote, SetNoFailover, PingNode and BroadcastPong, and sets MFlags
@@ -79,8 +87,8 @@
 //
 //	str8     cluster name (u8 length + bytes); a receiver drops frames of another cluster
 //	id       sender: the 40-hex node id as 20 raw bytes
-//	uvarint  currentEpoch
-//	uvarint  configEpoch (the master's when the sender is a replica)
+//	uvarint  currentEpoch (<= MaxEpoch)
+//	uvarint  configEpoch (<= MaxEpoch; the master's when the sender is a replica)
 //	u16      flags: 1 myself, 2 master, 4 slave, 8 pfail, 16 fail, 32 handshake,
 //	         64 noaddr, 128 nofailover; other bits are invalid
 //	u8       1 if a master id follows, else 0

@@ -143,7 +143,7 @@ func ParseNodesConf(data []byte) (*State, error) {
 			}
 			for i := 1; i < len(f); i += 2 {
 				v, err := strconv.ParseUint(f[i+1], 10, 64)
-				if err != nil {
+				if err != nil || v > MaxEpoch && (f[i] == "currentEpoch" || f[i] == "lastVoteEpoch") {
 					return nil, bad("bad %s value %q", f[i], f[i+1])
 				}
 				switch f[i] {
@@ -187,7 +187,7 @@ func ParseNodesConf(data []byte) (*State, error) {
 		n.PingSent, err1 = strconv.ParseInt(f[4], 10, 64)
 		n.PongReceived, err2 = strconv.ParseInt(f[5], 10, 64)
 		n.ConfigEpoch, err3 = strconv.ParseUint(f[6], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil || n.PingSent < 0 || n.PongReceived < 0 {
+		if err1 != nil || err2 != nil || err3 != nil || n.PingSent < 0 || n.PongReceived < 0 || n.ConfigEpoch > MaxEpoch {
 			return nil, bad("bad ping/pong/epoch fields")
 		}
 		n.ClaimEpoch = n.ConfigEpoch

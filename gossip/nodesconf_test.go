@@ -68,17 +68,19 @@ func TestFormatClusterNodesMatchesRedis(t *testing.T) {
 func TestParseNodesConfRejects(t *testing.T) {
 	good := strings.Split(realConf, "\n")
 	bad := map[string]string{
-		"no myself":      good[0] + "\n",
-		"two myself":     good[2] + "\n" + strings.Replace(good[2], "637f", "737f", 1) + "\n",
-		"short line":     "637f969abb1973ca42f904629c0d27ee9bfe77ee 127.0.0.1:1@2 myself,master -\n",
-		"bad id":         strings.Replace(good[2], "637f", "zz7f", 1),
-		"bad flags":      strings.Replace(good[2], "myself,master", "myself,boss", 1),
-		"bad slot":       strings.Replace(good[2], "6002", "16384", 1),
-		"slot twice":     good[0] + "\n" + strings.Replace(good[2], "0-5000", "0-5001", 1),
-		"bad vars":       good[2] + "\nvars currentEpoch x\n",
-		"bad addr":       strings.Replace(good[2], "127.0.0.1:21800@21810", "127.0.0.1-21800", 1),
-		"open elsewhere": good[0] + " [7->-3650ddb9b58c1e551861705dc26769f09084c718]\n" + good[2],
-		"replica slots":  strings.Replace(good[1], "connected", "connected 1", 1) + "\n" + good[2],
+		"no myself":       good[0] + "\n",
+		"two myself":      good[2] + "\n" + strings.Replace(good[2], "637f", "737f", 1) + "\n",
+		"short line":      "637f969abb1973ca42f904629c0d27ee9bfe77ee 127.0.0.1:1@2 myself,master -\n",
+		"bad id":          strings.Replace(good[2], "637f", "zz7f", 1),
+		"bad flags":       strings.Replace(good[2], "myself,master", "myself,boss", 1),
+		"bad slot":        strings.Replace(good[2], "6002", "16384", 1),
+		"slot twice":      good[0] + "\n" + strings.Replace(good[2], "0-5000", "0-5001", 1),
+		"bad vars":        good[2] + "\nvars currentEpoch x\n",
+		"epoch too big":   strings.Replace(good[2], "1795992802000 0 connected", "1795992802000 9223372036854775808 connected", 1),
+		"current too big": good[2] + "\nvars currentEpoch 9223372036854775808\n",
+		"bad addr":        strings.Replace(good[2], "127.0.0.1:21800@21810", "127.0.0.1-21800", 1),
+		"open elsewhere":  good[0] + " [7->-3650ddb9b58c1e551861705dc26769f09084c718]\n" + good[2],
+		"replica slots":   strings.Replace(good[1], "connected", "connected 1", 1) + "\n" + good[2],
 	}
 	for name, conf := range bad {
 		if _, err := ParseNodesConf([]byte(conf)); !errors.Is(err, ErrNodesConf) {
