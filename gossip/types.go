@@ -153,7 +153,6 @@ type Node struct {
 	// still recognised as newer than the claim we hold.
 	ClaimEpoch uint64
 	Connected  bool // CLUSTER NODES link-state: connected or disconnected
-	bool            // CLUSTER NODES link-state: connected or disconnected
 	Slots      slots.Bitmap
 	NumSlots   int
 	ReplOffset int64

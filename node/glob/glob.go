@@ -1,7 +1,7 @@
 package glob
 
 // Match reports whether s matches the glob pattern with the rules of
-// redis-server's stringmatchlen (KEYS, SCAN MATCH, PSUBSCRIBE, CONFIG GET):
+// redis-server's stringmatchlen:
 // '*' any run, '?' any byte, '[...]' a class with '^' negation, 'a-z'
 // ranges (ends in either order) and '\' escapes, an unterminated class
 // running to the end of the pattern, and '\' quoting the next byte. With
@@ -44,13 +44,13 @@ func match[T string | []byte](p, s T, nocase bool, skip *bool) bool {
 			if not {
 				p = p[1:]
 			}
-			match := false
+			in := false
 			c := s[0]
 			for {
 				if len(p) >= 2 && p[0] == '\\' {
 					p = p[1:]
 					if p[0] == c {
-						match = true
+						in = true
 					}
 				} else if len(p) > 0 && p[0] == ']' {
 					break
@@ -70,17 +70,17 @@ func match[T string | []byte](p, s T, nocase bool, skip *bool) bool {
 					}
 					p = p[2:]
 					if lo <= cc && cc <= hi {
-						match = true
+						in = true
 					}
 				} else if p[0] == c || (nocase && lower(p[0]) == lower(c)) {
-					match = true
+					in = true
 				}
 				p = p[1:]
 			}
 			if not {
-				match = !match
+				in = !in
 			}
-			if !match {
+			if !in {
 				return false
 			}
 			s = s[1:]
