@@ -42,4 +42,6 @@ func failsBefore(a, b gossip.NodeID) bool { return a < b }
 
 // nextEpoch is the epoch a node takes without consensus (TAKEOVER): one
 // above every epoch it has seen.
-func nextEpoch(current, maxConfig uint64) uint64 { return max(current, maxConfig) + 1 }
+func nextEpoch(current, maxConfig uint64) uint64 {
+	return min(max(current, maxConfig), gossip.MaxEpoch-1) + 1
+}

@@ -219,14 +219,24 @@ func (s *State) maxEpoch() uint64 {
 	return m
 }
 
+// takeEpoch raises currentEpoch by one, unless it is MaxEpoch already:
+// past it this node's frames would be refused by every peer.
+func (s *State) takeEpoch() bool {
+	if s.CurrentEpoch >= MaxEpoch {
+		s.event(EventEpochExhausted, s.Myself.ID, "currentEpoch is at its maximum")
+		return false
+	}
+	s.CurrentEpoch++
+	return true
+}
+
 // bumpEpoch takes a new config epoch without asking anyone, unless this
 // node already holds the largest one (and it is not zero).
 func (s *State) bumpEpoch() bool {
 	me := s.Myself
-	if me.ConfigEpoch != 0 && me.ConfigEpoch == s.maxEpoch() {
+	if me.ConfigEpoch != 0 && me.ConfigEpoch == s.maxEpoch() || !s.takeEpoch() {
 		return false
 	}
-	s.CurrentEpoch++
 	me.ConfigEpoch = s.CurrentEpoch
 	s.dirty = true
 	return true
@@ -373,7 +383,9 @@ func (s *State) Promote(now int64, epoch uint64) []Output {
 // election epoch.
 func (s *State) RequestVotes(now int64, force bool) ([]Output, uint64) {
 	s.begin(now)
-	s.CurrentEpoch++
+	if !s.takeEpoch() {
+		return s.flush(), s.CurrentEpoch
+	}
 	s.dirty = true
 	h := s.header()
 	if force {

@@ -58,11 +58,12 @@ const (
 	EventRejected                          // a message of another cluster was dropped
 	EventRoleChanged                       // this node became a replica (or changed master)
 	EventOpenSlotFollowed                  // an open slot now names the master that took over from its peer
+	EventEpochExhausted                    // currentEpoch is MaxEpoch: no new epoch can be taken
 )
 
 var eventNames = [...]string{"node-added", "node-removed", "pfail", "pfail-cleared", "fail", "fail-cleared",
 	"epoch-collision", "slots-taken", "state-changed", "rejected", "role-changed",
-	"open-slot-followed"}
+	"open-slot-followed", "epoch-exhausted"}
 
 func (k EventKind) String() string {
 	if int(k) < len(eventNames) {

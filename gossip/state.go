@@ -846,8 +846,7 @@ func (s *State) updateSender(n *Node, h *Header, heartbeat bool) {
 		}
 	}
 	me := s.Myself
-	if me.IsMaster() && mustResolveCollision(me.ID, n.ID, me.ConfigEpoch, h.ConfigEpoch) {
-		s.CurrentEpoch++
+	if me.IsMaster() && mustResolveCollision(me.ID, n.ID, me.ConfigEpoch, h.ConfigEpoch) && s.takeEpoch() {
 		me.ConfigEpoch = s.CurrentEpoch
 		s.dirty = true
 		s.event(EventEpochCollision, n.ID, "took config epoch "+strconv.FormatUint(me.ConfigEpoch, 10))

@@ -358,3 +358,37 @@ func TestMeetKnownNode(t *testing.T) {
 		t.Fatalf("seed %d: meeting a known node left %d/%d nodes", seed, len(a.Nodes), len(b.Nodes))
 	}
 }
+
+// No epoch is taken past MaxEpoch: the frames of a node beyond it would be
+// refused by every peer. BUMPEPOCH says STILL, an election asks no one, an
+// epoch collision keeps the epoch, and a heartbeat at MaxEpoch is heard.
+func TestEpochSaturates(t *testing.T) {
+	s := newTestState(t, 3)
+	s.CurrentEpoch = MaxEpoch
+	s.Myself.ConfigEpoch = 5
+	if _, b, e := s.BumpEpoch(0); b || e != 5 || s.CurrentEpoch != MaxEpoch {
+		t.Fatalf("BUMPEPOCH at MaxEpoch: %v %d, current %d", b, e, s.CurrentEpoch)
+	}
+	outs, epoch := s.RequestVotes(0, false)
+	if epoch != MaxEpoch || len(sendsOf(outs)) != 0 {
+		t.Fatalf("RequestVotes at MaxEpoch: epoch %d, %d sends", epoch, len(sendsOf(outs)))
+	}
+	for _, o := range outs {
+		if _, ok := o.(*Broadcast); ok {
+			t.Fatal("RequestVotes at MaxEpoch broadcast a request")
+		}
+	}
+	var exhausted bool
+	for _, o := range outs {
+		if e, ok := o.(*Event); ok && e.Kind == EventEpochExhausted {
+			exhausted = true
+		}
+	}
+	if !exhausted {
+		t.Fatal("no epoch-exhausted event")
+	}
+	p := &Pong{Header: Header{Sender: NodeID(strings.Repeat("e", 40)), CurrentEpoch: MaxEpoch, ConfigEpoch: MaxEpoch, Flags: FlagMaster}}
+	if _, _, err := ParseMessage(AppendMessage(nil, p)); err != nil {
+		t.Fatalf("a frame at MaxEpoch: %v", err)
+	}
+}
