@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZTIME=${FUZZTIME:-30s}
 ONLY=${ONLY:-.}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 go list ./... | while read -r pkg; do
 	for target in $(go test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
 		[[ $target =~ $ONLY ]] || continue
@@ -13,6 +15,10 @@ go list ./... | while read -r pkg; do
 		# Minimizing a large new input can hold a worker for a minute
 		# without counting executions; a short bound keeps the time spent
 		# on finding inputs.
-		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 5s "$pkg" | tail -n 2
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime 5s "$pkg" >"$log" 2>&1; then
+			cat "$log"
+			exit 1
+		fi
+		tail -n 1 "$log"
 	done
 done
