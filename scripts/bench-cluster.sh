@@ -36,44 +36,9 @@ trap cleanup EXIT
 
 go build -o "$work/slotd" ./cmd/slotd
 
-start_node() { # kind port
-	local kind=$1 port=$2
-	if [ "$kind" = redis ]; then
-		redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 5000 \
-			--cluster-config-file "$work/nodes-$port.conf" --dir "$work" --save '' --appendonly no \
-			--logfile "$work/redis-$port.log" &
-	else
-		"$work/slotd" --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 5000 \
-			--cluster-config-file "$work/nodes-$port.conf" --dir "$work" --save '' --appendonly no --loglevel warning \
-			>"$work/slotd-$port.log" 2>&1 &
-	fi
-	pids+=($!)
-	for _ in $(seq 1 200); do
-		[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
-		sleep 0.05
-	done
-	echo "bench-cluster: node on port $port did not start" >&2
-	exit 1
-}
-
-make_cluster() { # kind first_port count
-	local kind=$1 first=$2 count=$3 addrs=()
-	for i in $(seq 0 $((count - 1))); do
-		start_node "$kind" $((first + i))
-		addrs+=("127.0.0.1:$((first + i))")
-	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-yes >"$work/create-$kind-$first.log" 2>&1
-	for _ in $(seq 1 300); do
-		local ok=0
-		for i in $(seq 0 $((count - 1))); do
-			redis-cli -p $((first + i)) cluster info | grep -q 'cluster_state:ok' && ok=$((ok + 1))
-		done
-		[ "$ok" = "$count" ] && return 0
-		sleep 0.1
-	done
-	echo "bench-cluster: $kind cluster on $first did not reach cluster_state:ok" >&2
-	exit 1
-}
+bench=bench-cluster
+slotd_args=(--save '' --appendonly no)
+. scripts/bench-nodes.sh
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 

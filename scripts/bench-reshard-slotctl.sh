@@ -47,26 +47,9 @@ go build -o "$work/slotd" ./cmd/slotd
 go build -o "$work/slotctl" ./cmd/slotctl
 go build -o "$work/reshardbench" ./scripts/reshardbench
 
-start_node() { # kind port
-	local kind=$1 port=$2
-	if [ "$kind" = redis ]; then
-		redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 5000 \
-			--cluster-config-file "$work/nodes-$port.conf" --dir "$work" --save '' --appendonly no \
-			--logfile "$work/redis-$port.log" &
-	else
-		"$work/slotd" --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 5000 \
-			--cluster-config-file "$work/nodes-$port.conf" --dir "$work" --loglevel warning \
-			>"$work/slotd-$port.log" 2>&1 &
-	fi
-	pids+=($!)
-	for _ in $(seq 1 600); do
-		[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
-		sleep 0.1
-	done
-	echo "bench-reshard: node on port $port did not start" >&2
-	tail -5 "$work/slotd-$port.log" "$work/redis-$port.log" 2>/dev/null >&2 || true
-	exit 1
-}
+bench=bench-reshard
+slotd_args=()
+. scripts/bench-nodes.sh
 
 port_free() { # port: neither it nor its bus port is bound or used by a connection
 	[ -z "$(ss -Htan "( sport = :$1 or sport = :$(($1 + 10000)) )" 2>/dev/null)" ]
@@ -85,18 +68,7 @@ pick_ports() {
 cluster() { # kind; sets first
 	local kind=$1
 	pick_ports
-	local p
-	for p in $first $((first + 1)) $((first + 2)); do start_node "$kind" "$p"; done
-	redis-cli --cluster create 127.0.0.1:$first 127.0.0.1:$((first + 1)) 127.0.0.1:$((first + 2)) \
-		--cluster-replicas 0 --cluster-yes >/dev/null
-	for _ in $(seq 1 200); do
-		ok=1
-		for p in $first $((first + 1)) $((first + 2)); do
-			redis-cli -p "$p" cluster info | grep -q cluster_state:ok || ok=0
-		done
-		[ $ok = 1 ] && break
-		sleep 0.1
-	done
+	make_cluster "$kind" "$first" 3
 	"$work/reshardbench" load 127.0.0.1:$first "$N" "$SIZE"
 }
 

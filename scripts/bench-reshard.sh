@@ -31,44 +31,9 @@ trap cleanup EXIT
 
 go build -o "$work/slotd" ./cmd/slotd
 
-start_node() { # kind port
-	local kind=$1 port=$2
-	if [ "$kind" = redis ]; then
-		redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 5000 \
-			--cluster-config-file "$work/nodes-$port.conf" --dir "$work" --save '' --appendonly no \
-			--logfile "$work/redis-$port.log" &
-	else
-		"$work/slotd" --port "$port" --bind 127.0.0.1 --cluster-enabled yes --cluster-node-timeout 5000 \
-			--cluster-config-file "$work/nodes-$port.conf" --dir "$work" --loglevel warning \
-			>"$work/slotd-$port.log" 2>&1 &
-	fi
-	pids+=($!)
-	for _ in $(seq 1 200); do
-		[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && return 0
-		sleep 0.05
-	done
-	echo "bench-reshard: node on port $port did not start" >&2
-	exit 1
-}
-
-make_cluster() { # kind first_port
-	local kind=$1 first=$2 addrs=()
-	for i in 0 1 2; do
-		start_node "$kind" $((first + i))
-		addrs+=("127.0.0.1:$((first + i))")
-	done
-	redis-cli --cluster create "${addrs[@]}" --cluster-yes >"$work/create-$kind.log" 2>&1
-	for _ in $(seq 1 300); do
-		local ok=0
-		for i in 0 1 2; do
-			redis-cli -p $((first + i)) cluster info | grep -q 'cluster_state:ok' && ok=$((ok + 1))
-		done
-		[ "$ok" = 3 ] && return 0
-		sleep 0.1
-	done
-	echo "bench-reshard: $kind cluster did not reach cluster_state:ok" >&2
-	exit 1
-}
+bench=bench-reshard
+slotd_args=()
+. scripts/bench-nodes.sh
 
 # load writes KEYS keys "key:<i>" with 64-byte values, each to the master
 # that owns its slot, through redis-cli --pipe.
@@ -128,7 +93,7 @@ EOF
 # $work/result-<kind> (not to stdout: the nodes it starts inherit stdout).
 bench() { # kind first_port
 	local kind=$1 first=$2
-	make_cluster "$kind" "$first"
+	make_cluster "$kind" "$first" 3
 	load "$first"
 	local from to moving
 	from=$(redis-cli -p "$first" cluster myid)
